@@ -1,0 +1,43 @@
+// Package finding is the one shape every parser and validator uses to report
+// what is wrong (or merely unusual) about a document, so that the store and the
+// CLI can record and print findings from any source the same way.
+package finding
+
+// Severity says how much a finding matters to a consumer of the document.
+type Severity string
+
+const (
+	// Error: the document (or the part of it named by Path) cannot be used as is.
+	Error Severity = "error"
+	// Warning: the document is usable, but deviates from its specification.
+	Warning Severity = "warning"
+	// Info: worth recording, not a deviation (for example a legacy spelling).
+	Info Severity = "info"
+)
+
+// Finding is one observation about a document. Code is a short, stable,
+// snake_case identifier that scripts can match on; Message is for people.
+type Finding struct {
+	Severity Severity `json:"severity"`
+	Code     string   `json:"code"`
+	Path     string   `json:"path,omitempty"` // JSON pointer into the document, "" for the whole
+	Message  string   `json:"message"`
+}
+
+// List is a convenience for building up findings in parsers.
+type List []Finding
+
+// Add appends a finding.
+func (l *List) Add(sev Severity, code, path, msg string) {
+	*l = append(*l, Finding{Severity: sev, Code: code, Path: path, Message: msg})
+}
+
+// HasError reports whether any finding is an error.
+func (l List) HasError() bool {
+	for _, f := range l {
+		if f.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
