@@ -137,6 +137,7 @@ CREATE TABLE listings (
   identifier  TEXT NOT NULL,
   card_key    TEXT NOT NULL,
   remote_norm TEXT NOT NULL,
+  active      INTEGER NOT NULL DEFAULT 1, -- 0 once the domain stopped listing it
   first_seen  TEXT NOT NULL,
   last_seen   TEXT NOT NULL,
   PRIMARY KEY (domain, catalog_url, identifier, card_key, remote_norm)

@@ -1,0 +1,216 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Domain states and outcomes, as stored.
+const (
+	StatePending = "pending"
+	StateDone    = "done"
+
+	OutcomeCatalog   = "catalog"
+	OutcomeNoCatalog = "no_catalog"
+	OutcomeFailed    = "failed"
+)
+
+// Observation is one fetch attempt, successful or not. Observations are
+// append-only: they are the crawl's history.
+type Observation struct {
+	RunID        int64
+	Domain       string
+	Kind         string // catalog, card, home_page, legacy
+	URL          string
+	FetchedAt    time.Time
+	Status       int
+	Class        string
+	Reason       string
+	ContentType  string
+	ETag         string
+	LastModified string
+	MaxAge       *int
+	SHA256       string
+	Size         int64
+	Duration     time.Duration
+	FinalURL     string
+	Redirects    []string
+	NotModified  bool
+}
+
+// Run statuses.
+const (
+	RunRunning     = "running"
+	RunDone        = "done"
+	RunInterrupted = "interrupted"
+	RunFailed      = "failed"
+)
+
+// StartRun records the start of a crawl run and returns its id.
+func (db *DB) StartRun(ctx context.Context, options any) (int64, error) {
+	opts, err := json.Marshal(options)
+	if err != nil {
+		return 0, fmt.Errorf("encode run options: %w", err)
+	}
+	var id int64
+	err = db.sql.QueryRowContext(ctx,
+		`INSERT INTO runs (started_at, status, options) VALUES (?, ?, ?) RETURNING id`,
+		db.Now(), RunRunning, string(opts)).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("start run: %w", err)
+	}
+	return id, nil
+}
+
+// FinishRun records how a run ended. It uses a fresh context so a cancelled
+// run can still say it was interrupted.
+func (db *DB) FinishRun(id int64, status string, summary any) error {
+	sum, err := json.Marshal(summary)
+	if err != nil {
+		return fmt.Errorf("encode run summary: %w", err)
+	}
+	_, err = db.sql.ExecContext(context.Background(),
+		`UPDATE runs SET finished_at = ?, status = ?, summary = ? WHERE id = ?`,
+		db.Now(), status, string(sum), id)
+	if err != nil {
+		return fmt.Errorf("finish run: %w", err)
+	}
+	return nil
+}
+
+// EnqueueOptions control which domains a run takes on.
+type EnqueueOptions struct {
+	// Force makes every named domain due, whatever its freshness.
+	Force bool
+}
+
+// Enqueue adds new domains as pending and marks known ones pending when they
+// are due (next_fetch_after has passed) or when forced. Domains left pending
+// by an interrupted run stay pending. It returns the domains to crawl now, in
+// the order given, and those skipped because their last result is fresh.
+func (db *DB) Enqueue(ctx context.Context, domains []string, opts EnqueueOptions) (due, fresh []string, err error) {
+	now := db.now().UTC()
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("enqueue: %w", err)
+	}
+	defer tx.Rollback()
+	for _, d := range domains {
+		var state string
+		var next sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT state, next_fetch_after FROM domains WHERE domain = ?`, d).Scan(&state, &next)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if _, err := tx.ExecContext(ctx,
+				`INSERT INTO domains (domain, added_at, state) VALUES (?, ?, ?)`, d, ts(now), StatePending); err != nil {
+				return nil, nil, fmt.Errorf("enqueue %s: %w", d, err)
+			}
+			due = append(due, d)
+		case err != nil:
+			return nil, nil, fmt.Errorf("enqueue %s: %w", d, err)
+		case state == StatePending:
+			due = append(due, d)
+		default:
+			if !opts.Force && next.Valid && next.String > ts(now) {
+				fresh = append(fresh, d)
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE domains SET state = ? WHERE domain = ?`, StatePending, d); err != nil {
+				return nil, nil, fmt.Errorf("enqueue %s: %w", d, err)
+			}
+			due = append(due, d)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, nil, fmt.Errorf("enqueue: %w", err)
+	}
+	return due, fresh, nil
+}
+
+// AddObservation appends one fetch attempt. When body is non-nil it is stored
+// once under its hash.
+func (db *DB) AddObservation(ctx context.Context, o Observation, body []byte) error {
+	redirects, err := json.Marshal(nonNil(o.Redirects))
+	if err != nil {
+		return fmt.Errorf("encode redirects: %w", err)
+	}
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("add observation: %w", err)
+	}
+	defer tx.Rollback()
+	if body != nil && o.SHA256 != "" {
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO documents (sha256, size, content_type, body, first_seen) VALUES (?, ?, ?, ?, ?)
+			 ON CONFLICT (sha256) DO NOTHING`,
+			o.SHA256, len(body), o.ContentType, body, ts(o.FetchedAt)); err != nil {
+			return fmt.Errorf("store document: %w", err)
+		}
+	}
+	var maxAge any
+	if o.MaxAge != nil {
+		maxAge = *o.MaxAge
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO observations
+		(run_id, domain, kind, url, fetched_at, status, class, reason, content_type, etag, last_modified,
+		 max_age, sha256, size, duration_ms, final_url, redirects, not_modified)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		o.RunID, o.Domain, o.Kind, o.URL, ts(o.FetchedAt), o.Status, o.Class, o.Reason, o.ContentType,
+		o.ETag, o.LastModified, maxAge, o.SHA256, o.Size, o.Duration.Milliseconds(), o.FinalURL,
+		string(redirects), boolInt(o.NotModified))
+	if err != nil {
+		return fmt.Errorf("add observation: %w", err)
+	}
+	return tx.Commit()
+}
+
+// Validators are what a conditional GET needs from the last good fetch of a URL.
+type Validators struct {
+	ETag         string
+	LastModified string
+	SHA256       string // the body those validators describe
+	FinalURL     string
+}
+
+// LastValidators returns the validators of the most recent fetch of url that
+// produced a body (a 200), or ok=false when there is none.
+func (db *DB) LastValidators(ctx context.Context, url string) (v Validators, ok bool, err error) {
+	err = db.sql.QueryRowContext(ctx, `SELECT etag, last_modified, sha256, final_url FROM observations
+		WHERE url = ? AND sha256 <> '' ORDER BY id DESC LIMIT 1`, url).
+		Scan(&v.ETag, &v.LastModified, &v.SHA256, &v.FinalURL)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Validators{}, false, nil
+	}
+	if err != nil {
+		return Validators{}, false, fmt.Errorf("last validators for %s: %w", url, err)
+	}
+	return v, true, nil
+}
+
+// Document returns a stored body by its hash.
+func (db *DB) Document(ctx context.Context, sha256 string) ([]byte, error) {
+	var body []byte
+	err := db.sql.QueryRowContext(ctx, `SELECT body FROM documents WHERE sha256 = ?`, sha256).Scan(&body)
+	if err != nil {
+		return nil, fmt.Errorf("document %s: %w", sha256, err)
+	}
+	return body, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

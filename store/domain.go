@@ -1,0 +1,249 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// DomainResult is everything one domain's crawl produced. It is written in a
+// single transaction together with the domain's new state, so a crash leaves
+// the domain either untouched (still pending, redone next run) or complete.
+type DomainResult struct {
+	Domain     string
+	RunID      int64
+	Outcome    string // OutcomeCatalog, OutcomeNoCatalog, OutcomeFailed
+	Class      string
+	Reason     string
+	CatalogURL string
+	// NextFetchAfter is the earliest time the domain is due again.
+	NextFetchAfter time.Time
+	// Definitive says the result replaces what the domain listed before: a
+	// catalog was read, or the server said it has none (404/410). After a
+	// transient failure the earlier listings stay active.
+	Definitive bool
+
+	Catalogs []CatalogRecord
+	Entries  []EntryRecord
+	Cards    []CardRecord
+	Remotes  []RemoteRecord
+	Listings []ListingRecord
+}
+
+// CatalogRecord is one catalog document reached from the domain.
+type CatalogRecord struct {
+	URL         string
+	ParentURL   string
+	Depth       int
+	BaseURL     string
+	SpecVersion string
+	SHA256      string
+	EntryCount  int
+	Findings    any
+}
+
+// EntryRecord is one catalog entry.
+type EntryRecord struct {
+	CatalogURL  string
+	Identifier  string
+	Version     string
+	Type        string
+	URL         string
+	ResolvedURL string
+	Inline      bool
+	DisplayName string
+	Raw         []byte
+}
+
+// CardRecord is one Server Card, fetched or inline.
+type CardRecord struct {
+	Key         string
+	SourceURL   string
+	Inline      bool
+	SHA256      string
+	Schema      string
+	Name        string
+	Title       string
+	Version     string
+	Description string
+	WebsiteURL  string
+	Grade       string
+	Findings    any
+	JSON        []byte
+}
+
+// RemoteRecord is one remote endpoint declared by a card.
+type RemoteRecord struct {
+	URLNorm   string
+	URL       string
+	Type      string
+	Templated bool
+	CardKey   string
+	JSON      []byte
+}
+
+// ListingRecord is one link of the listing chain for the domain.
+type ListingRecord struct {
+	CatalogURL string
+	Identifier string
+	CardKey    string
+	RemoteNorm string // "" for a card without remotes
+}
+
+// SaveDomain writes a domain's result and marks it done.
+func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
+	now := db.Now()
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("save %s: %w", r.Domain, err)
+	}
+	defer tx.Rollback()
+
+	for _, c := range r.Catalogs {
+		findings, err := jsonText(c.Findings)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO catalogs
+			(url, domain, parent_url, depth, base_url, spec_version, sha256, entry_count, findings, first_seen, last_seen, changed_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (url) DO UPDATE SET
+			  changed_at = CASE WHEN catalogs.sha256 <> excluded.sha256 THEN excluded.last_seen ELSE catalogs.changed_at END,
+			  domain = excluded.domain, parent_url = excluded.parent_url, depth = excluded.depth,
+			  base_url = excluded.base_url, spec_version = excluded.spec_version, sha256 = excluded.sha256,
+			  entry_count = excluded.entry_count, findings = excluded.findings, last_seen = excluded.last_seen`,
+			c.URL, r.Domain, c.ParentURL, c.Depth, c.BaseURL, c.SpecVersion, c.SHA256, c.EntryCount, findings,
+			now, now, now); err != nil {
+			return fmt.Errorf("save catalog %s: %w", c.URL, err)
+		}
+	}
+	for _, e := range r.Entries {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO entries
+			(catalog_url, identifier, version, type, url, resolved_url, inline, display_name, raw, first_seen, last_seen, changed_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (catalog_url, identifier, version) DO UPDATE SET
+			  changed_at = CASE WHEN entries.raw <> excluded.raw THEN excluded.last_seen ELSE entries.changed_at END,
+			  type = excluded.type, url = excluded.url, resolved_url = excluded.resolved_url, inline = excluded.inline,
+			  display_name = excluded.display_name, raw = excluded.raw, last_seen = excluded.last_seen`,
+			e.CatalogURL, e.Identifier, e.Version, e.Type, e.URL, e.ResolvedURL, boolInt(e.Inline), e.DisplayName,
+			string(e.Raw), now, now, now); err != nil {
+			return fmt.Errorf("save entry %s in %s: %w", e.Identifier, e.CatalogURL, err)
+		}
+	}
+	for _, c := range r.Cards {
+		findings, err := jsonText(c.Findings)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO cards
+			(key, source_url, inline, sha256, schema, name, title, version, description, website_url, grade, findings, json,
+			 first_seen, last_seen, changed_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (key) DO UPDATE SET
+			  changed_at = CASE WHEN cards.sha256 <> excluded.sha256 THEN excluded.last_seen ELSE cards.changed_at END,
+			  source_url = excluded.source_url, inline = excluded.inline, sha256 = excluded.sha256, schema = excluded.schema,
+			  name = excluded.name, title = excluded.title, version = excluded.version, description = excluded.description,
+			  website_url = excluded.website_url, grade = excluded.grade, findings = excluded.findings, json = excluded.json,
+			  last_seen = excluded.last_seen`,
+			c.Key, c.SourceURL, boolInt(c.Inline), c.SHA256, c.Schema, c.Name, c.Title, c.Version, c.Description,
+			c.WebsiteURL, c.Grade, findings, string(c.JSON), now, now, now); err != nil {
+			return fmt.Errorf("save card %s: %w", c.Key, err)
+		}
+	}
+	for _, m := range r.Remotes {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO remotes
+			(url_norm, url, type, templated, card_key, json, first_seen, last_seen, changed_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (url_norm) DO UPDATE SET
+			  changed_at = CASE WHEN remotes.json <> excluded.json OR remotes.type <> excluded.type
+			                    THEN excluded.last_seen ELSE remotes.changed_at END,
+			  url = excluded.url, type = excluded.type, templated = excluded.templated, card_key = excluded.card_key,
+			  json = excluded.json, last_seen = excluded.last_seen`,
+			m.URLNorm, m.URL, m.Type, boolInt(m.Templated), m.CardKey, string(m.JSON), now, now, now); err != nil {
+			return fmt.Errorf("save remote %s: %w", m.URL, err)
+		}
+	}
+	if r.Definitive {
+		if _, err := tx.ExecContext(ctx, `UPDATE listings SET active = 0 WHERE domain = ?`, r.Domain); err != nil {
+			return fmt.Errorf("retire listings of %s: %w", r.Domain, err)
+		}
+	}
+	for _, l := range r.Listings {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO listings
+			(domain, catalog_url, identifier, card_key, remote_norm, active, first_seen, last_seen)
+			VALUES (?, ?, ?, ?, ?, 1, ?, ?)
+			ON CONFLICT (domain, catalog_url, identifier, card_key, remote_norm) DO UPDATE SET
+			  active = 1, last_seen = excluded.last_seen`,
+			r.Domain, l.CatalogURL, l.Identifier, l.CardKey, l.RemoteNorm, now, now); err != nil {
+			return fmt.Errorf("save listing for %s: %w", r.Domain, err)
+		}
+	}
+
+	var cards, remotes int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT card_key), COUNT(DISTINCT NULLIF(remote_norm, ''))
+		FROM listings WHERE domain = ? AND active = 1`, r.Domain).Scan(&cards, &remotes); err != nil {
+		return fmt.Errorf("count listings of %s: %w", r.Domain, err)
+	}
+	var next any
+	if !r.NextFetchAfter.IsZero() {
+		next = ts(r.NextFetchAfter)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE domains SET state = ?, outcome = ?, class = ?, reason = ?, catalog_url = ?,
+		cards = ?, remotes = ?, last_run_id = ?, last_crawled_at = ?, next_fetch_after = ? WHERE domain = ?`,
+		StateDone, r.Outcome, r.Class, r.Reason, r.CatalogURL, cards, remotes, r.RunID, now, next, r.Domain); err != nil {
+		return fmt.Errorf("save domain %s: %w", r.Domain, err)
+	}
+	return tx.Commit()
+}
+
+// DomainRow is a domain's last outcome, as `cardcrawl domains` shows it.
+type DomainRow struct {
+	Domain         string `json:"domain"`
+	State          string `json:"state"`
+	Outcome        string `json:"outcome,omitempty"`
+	Class          string `json:"class,omitempty"`
+	Reason         string `json:"reason,omitempty"`
+	CatalogURL     string `json:"catalogUrl,omitempty"`
+	Cards          int    `json:"cards"`
+	Remotes        int    `json:"remotes"`
+	LastCrawledAt  string `json:"lastCrawledAt,omitempty"`
+	NextFetchAfter string `json:"nextFetchAfter,omitempty"`
+}
+
+// Domains lists every known domain, in name order.
+func (db *DB) Domains(ctx context.Context) ([]DomainRow, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT domain, state, outcome, class, reason, catalog_url, cards, remotes,
+		last_crawled_at, next_fetch_after FROM domains ORDER BY domain`)
+	if err != nil {
+		return nil, fmt.Errorf("list domains: %w", err)
+	}
+	defer rows.Close()
+	var out []DomainRow
+	for rows.Next() {
+		var d DomainRow
+		var outcome, class, reason, catURL, last, next sql.NullString
+		if err := rows.Scan(&d.Domain, &d.State, &outcome, &class, &reason, &catURL, &d.Cards, &d.Remotes, &last, &next); err != nil {
+			return nil, fmt.Errorf("list domains: %w", err)
+		}
+		d.Outcome, d.Class, d.Reason, d.CatalogURL = outcome.String, class.String, reason.String, catURL.String
+		d.LastCrawledAt, d.NextFetchAfter = last.String, next.String
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+func jsonText(v any) (string, error) {
+	if v == nil {
+		return "[]", nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encode findings: %w", err)
+	}
+	if string(b) == "null" {
+		return "[]", nil
+	}
+	return string(b), nil
+}

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ProbeRow is one stored probe.
+type ProbeRow struct {
+	RemoteNorm    string
+	URL           string
+	ProbedAt      string
+	Outcome       string
+	Transport     string
+	Protocol      string
+	ServerName    string
+	ServerVersion string
+	ToolCount     *int
+	CardSHA256    string
+	Result        string // the probe's full JSON record
+}
+
+// ProbeDecision is a recorded decision to probe a remote or not, and why.
+type ProbeDecision struct {
+	RunID      int64
+	RemoteNorm string
+	URL        string
+	Decision   string // probe, skip
+	Reason     string
+}
+
+// AddProbeDecision appends a decision.
+func (db *DB) AddProbeDecision(ctx context.Context, d ProbeDecision) error {
+	_, err := db.sql.ExecContext(ctx, `INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason)
+		VALUES (?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, db.Now(), d.Decision, d.Reason)
+	if err != nil {
+		return fmt.Errorf("add probe decision for %s: %w", d.URL, err)
+	}
+	return nil
+}
+
+// AddProbe appends a probe result.
+func (db *DB) AddProbe(ctx context.Context, runID int64, p ProbeRow) error {
+	var tools any
+	if p.ToolCount != nil {
+		tools = *p.ToolCount
+	}
+	probedAt := p.ProbedAt
+	if probedAt == "" {
+		probedAt = db.Now()
+	}
+	_, err := db.sql.ExecContext(ctx, `INSERT INTO probes (run_id, remote_norm, url, probed_at, outcome, transport, protocol,
+		server_name, server_version, tool_count, card_sha256, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		runID, p.RemoteNorm, p.URL, probedAt, p.Outcome, p.Transport, p.Protocol, p.ServerName, p.ServerVersion,
+		tools, p.CardSHA256, p.Result)
+	if err != nil {
+		return fmt.Errorf("add probe for %s: %w", p.URL, err)
+	}
+	return nil
+}
+
+// LastProbe returns when remoteNorm was last probed and against which card
+// version, or ok=false when never.
+func (db *DB) LastProbe(ctx context.Context, remoteNorm string) (at time.Time, cardSHA string, ok bool, err error) {
+	var when string
+	err = db.sql.QueryRowContext(ctx, `SELECT probed_at, card_sha256 FROM probes WHERE remote_norm = ? ORDER BY id DESC LIMIT 1`,
+		remoteNorm).Scan(&when, &cardSHA)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, "", false, nil
+	}
+	if err != nil {
+		return time.Time{}, "", false, fmt.Errorf("last probe of %s: %w", remoteNorm, err)
+	}
+	at, err = time.Parse(time.RFC3339Nano, when)
+	if err != nil {
+		return time.Time{}, "", false, fmt.Errorf("last probe of %s: bad time %q: %w", remoteNorm, when, err)
+	}
+	return at, cardSHA, true, nil
+}
+
+// Probes returns the latest probe of every endpoint, in URL order.
+func (db *DB) Probes(ctx context.Context) ([]ProbeRow, error) {
+	m, err := db.latestProbes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT DISTINCT remote_norm FROM probes ORDER BY remote_norm`)
+	if err != nil {
+		return nil, fmt.Errorf("list probes: %w", err)
+	}
+	defer rows.Close()
+	var out []ProbeRow
+	for rows.Next() {
+		var norm string
+		if err := rows.Scan(&norm); err != nil {
+			return nil, fmt.Errorf("list probes: %w", err)
+		}
+		out = append(out, m[norm])
+	}
+	return out, rows.Err()
+}
+
+func (db *DB) latestProbes(ctx context.Context) (map[string]ProbeRow, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT p.remote_norm, p.url, p.probed_at, p.outcome, p.transport, p.protocol,
+		p.server_name, p.server_version, p.tool_count, p.card_sha256, p.result
+		FROM probes p JOIN (SELECT remote_norm, MAX(id) AS id FROM probes GROUP BY remote_norm) last ON last.id = p.id`)
+	if err != nil {
+		return nil, fmt.Errorf("latest probes: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]ProbeRow{}
+	for rows.Next() {
+		var p ProbeRow
+		var tools sql.NullInt64
+		if err := rows.Scan(&p.RemoteNorm, &p.URL, &p.ProbedAt, &p.Outcome, &p.Transport, &p.Protocol, &p.ServerName,
+			&p.ServerVersion, &tools, &p.CardSHA256, &p.Result); err != nil {
+			return nil, fmt.Errorf("latest probes: %w", err)
+		}
+		if tools.Valid {
+			n := int(tools.Int64)
+			p.ToolCount = &n
+		}
+		out[p.RemoteNorm] = p
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Server is one discovered server: a remote endpoint (merged on its
+// normalised URL across every card and domain that declares it), or a card
+// that declares no remote at all (Endpoint empty).
+type Server struct {
+	EndpointNorm string
+	Endpoint     string
+	Transport    string
+	Templated    bool
+	RemoteJSON   string
+	FirstSeen    string
+	LastSeen     string
+
+	Card     CardRow
+	Listings []Listing
+	Probe    *ProbeRow // latest probe, nil when never probed
+}
+
+// CardRow is a stored card, as the server list needs it.
+type CardRow struct {
+	Key         string
+	SourceURL   string
+	Inline      bool
+	SHA256      string
+	Schema      string
+	Name        string
+	Title       string
+	Version     string
+	Description string
+	WebsiteURL  string
+	Grade       string
+	Findings    string // JSON array
+	JSON        string
+	FirstSeen   string
+	LastSeen    string
+	ChangedAt   string
+}
+
+// Listing is one active link of the listing chain.
+type Listing struct {
+	Domain     string
+	CatalogURL string
+	Identifier string
+	CardKey    string
+}
+
+const cardColumns = `c.key, c.source_url, c.inline, c.sha256, c.schema, c.name, c.title, c.version, c.description,
+	c.website_url, c.grade, c.findings, c.json, c.first_seen, c.last_seen, c.changed_at`
+
+func scanCard(dst *CardRow) []any {
+	return []any{&dst.Key, &dst.SourceURL, &dst.Inline, &dst.SHA256, &dst.Schema, &dst.Name, &dst.Title, &dst.Version,
+		&dst.Description, &dst.WebsiteURL, &dst.Grade, &dst.Findings, &dst.JSON, &dst.FirstSeen, &dst.LastSeen, &dst.ChangedAt}
+}
+
+// Servers returns every server some domain currently lists, endpoints first
+// (in normalised-URL order), then cards without remotes.
+func (db *DB) Servers(ctx context.Context) ([]Server, error) {
+	listings, err := db.activeListings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	probes, err := db.latestProbes(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	var out []Server
+	rows, err := db.sql.QueryContext(ctx, `SELECT r.url_norm, r.url, r.type, r.templated, r.json, r.first_seen, r.last_seen, `+cardColumns+`
+		FROM remotes r JOIN cards c ON c.key = r.card_key
+		WHERE EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)
+		ORDER BY r.url_norm`)
+	if err != nil {
+		return nil, fmt.Errorf("list servers: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s Server
+		dst := append([]any{&s.EndpointNorm, &s.Endpoint, &s.Transport, &s.Templated, &s.RemoteJSON, &s.FirstSeen, &s.LastSeen},
+			scanCard(&s.Card)...)
+		if err := rows.Scan(dst...); err != nil {
+			return nil, fmt.Errorf("list servers: %w", err)
+		}
+		s.Listings = listings[s.EndpointNorm]
+		if p, ok := probes[s.EndpointNorm]; ok {
+			s.Probe = &p
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list servers: %w", err)
+	}
+	rows.Close()
+
+	cardRows, err := db.sql.QueryContext(ctx, `SELECT `+cardColumns+` FROM cards c
+		WHERE EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.remote_norm = '' AND l.active = 1)
+		ORDER BY c.key`)
+	if err != nil {
+		return nil, fmt.Errorf("list cards without remotes: %w", err)
+	}
+	defer cardRows.Close()
+	for cardRows.Next() {
+		var s Server
+		if err := cardRows.Scan(scanCard(&s.Card)...); err != nil {
+			return nil, fmt.Errorf("list cards without remotes: %w", err)
+		}
+		s.FirstSeen, s.LastSeen = s.Card.FirstSeen, s.Card.LastSeen
+		for _, l := range listings[""] {
+			if l.CardKey == s.Card.Key {
+				s.Listings = append(s.Listings, l)
+			}
+		}
+		out = append(out, s)
+	}
+	return out, cardRows.Err()
+}
+
+// activeListings maps remote_norm to the active listings that reach it.
+func (db *DB) activeListings(ctx context.Context) (map[string][]Listing, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT remote_norm, domain, catalog_url, identifier, card_key
+		FROM listings WHERE active = 1 ORDER BY remote_norm, domain, catalog_url, identifier`)
+	if err != nil {
+		return nil, fmt.Errorf("list listings: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]Listing{}
+	for rows.Next() {
+		var norm string
+		var l Listing
+		if err := rows.Scan(&norm, &l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey); err != nil {
+			return nil, fmt.Errorf("list listings: %w", err)
+		}
+		out[norm] = append(out[norm], l)
+	}
+	return out, rows.Err()
+}
+
+// Stats are whole-database counts for summaries.
+type Stats struct {
+	Domains, DomainsWithCatalog, Cards, Remotes, Observations int
+}
+
+// Stats counts what the database holds now.
+func (db *DB) Stats(ctx context.Context) (Stats, error) {
+	var s Stats
+	err := db.sql.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM domains),
+		(SELECT COUNT(*) FROM domains WHERE outcome = 'catalog'),
+		(SELECT COUNT(DISTINCT card_key) FROM listings WHERE active = 1),
+		(SELECT COUNT(DISTINCT remote_norm) FROM listings WHERE active = 1 AND remote_norm <> ''),
+		(SELECT COUNT(*) FROM observations)`).
+		Scan(&s.Domains, &s.DomainsWithCatalog, &s.Cards, &s.Remotes, &s.Observations)
+	if err != nil && err != sql.ErrNoRows {
+		return s, fmt.Errorf("stats: %w", err)
+	}
+	return s, nil
+}
