@@ -1,0 +1,487 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
+)
+
+// Sentinel errors returned (wrapped) by Parse; compare with errors.Is.
+var (
+	// ErrNotJSON: the body is empty, an HTML page, or malformed JSON.
+	ErrNotJSON = errors.New("not json")
+	// ErrNotCatalog: valid JSON, but not an object with an `entries` array
+	// (for example a Server Card, `[]` or `{"foo":1}`).
+	ErrNotCatalog = errors.New("not an ai catalog")
+	// ErrUnsupportedVersion: specVersion has a major version above 1 or is not
+	// a version at all.
+	ErrUnsupportedVersion = errors.New("unsupported ai catalog version")
+)
+
+// DefaultMaxEntries is the number of entries read per document when
+// Options.MaxEntries is not set. Real catalogs reach several hundred entries
+// (the interim MCP Catalog at one gateway lists 811).
+const DefaultMaxEntries = 1000
+
+// Options tunes Parse. The zero value is ready to use.
+type Options struct {
+	// MaxEntries is how many elements of `entries` are read per document;
+	// 0 or less means DefaultMaxEntries. Later elements are counted in
+	// EntryCount but not read, and an entries_truncated finding is recorded.
+	MaxEntries int
+}
+
+// Catalog is a parsed AI Catalog document.
+type Catalog struct {
+	SpecVersion string          // as written, or "1.0" when missing (with a finding)
+	Host        json.RawMessage // verbatim, may be nil
+	Entries     []Entry         // only valid entries, in document order
+	EntryCount  int             // entries present in the document (before skipping/truncation)
+}
+
+// Entry is one valid catalog entry. Raw and Data are verbatim JSON; they do not
+// alias the body passed to Parse.
+type Entry struct {
+	Index       int             // position in the document's entries array
+	Identifier  string          // opaque; compare exactly
+	Type        string          // as written (from `type`, or `mediaType` when `type` is absent)
+	Essence     string          // Essence(Type)
+	URL         string          // as written ("" when inline)
+	ResolvedURL string          // URL resolved against base (RFC 3986); "" when inline or unresolvable
+	Data        json.RawMessage // inline artifact, nil when by URL; a nested catalog here inherits the parent's base
+	Version     string
+	DisplayName string
+	Description string
+	Raw         json.RawMessage // the entry object verbatim (keeps trustManifests, digest, etc.)
+}
+
+// Path returns the JSON pointer of the entry in its document, "/entries/3".
+func (e Entry) Path() string { return "/entries/" + strconv.Itoa(e.Index) }
+
+// DataPath returns the JSON pointer of the entry's inline data, "/entries/3/data",
+// for prefixing findings about a parsed inline artifact.
+func (e Entry) DataPath() string { return e.Path() + "/data" }
+
+// Parse parses an AI Catalog. base is the URL the document was finally served
+// from, after redirects (for an inline nested catalog: its parent's base); nil
+// leaves relative URLs unresolved, with a finding.
+//
+// The error is non-nil only when the bytes are not a usable catalog at all; it
+// wraps ErrNotJSON, ErrNotCatalog or ErrUnsupportedVersion, the Catalog is then
+// nil, and the findings say why. Everything short of that (bad entries, odd
+// versions, duplicates) is a finding on a usable Catalog.
+func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, error) {
+	var fl finding.List
+	fail := func(code string, err error) (*Catalog, finding.List, error) {
+		fl.Add(finding.Error, code, "", err.Error())
+		return nil, fl, err
+	}
+
+	b := body
+	if bytes.HasPrefix(b, utf8BOM) {
+		b = b[len(utf8BOM):]
+		fl.Add(finding.Warning, "utf8_bom", "", "the document starts with a UTF-8 byte order mark, which JSON forbids; ignored")
+	}
+	start := skipWS(b, 0)
+	switch {
+	case start == len(b):
+		return fail("not_json", fmt.Errorf("%w: empty body", ErrNotJSON))
+	case LooksLikeHTML(b):
+		return fail("not_json", fmt.Errorf("%w: the body is an html page", ErrNotJSON))
+	case !json.Valid(b):
+		var raw json.RawMessage
+		err := json.Unmarshal(b, &raw) // only to describe the syntax error
+		return fail("not_json", fmt.Errorf("%w: %v", ErrNotJSON, err))
+	case b[start] != '{':
+		return fail("not_catalog", fmt.Errorf("%w: the top-level value is %s, not an object", ErrNotCatalog, jsonKind(b[start:])))
+	}
+	// One copy, so that every RawMessage handed out can sub-slice it without
+	// aliasing the caller's buffer.
+	b = bytes.Clone(b)
+
+	n := duplicateKeys(b, func(path string) {
+		fl.Add(finding.Warning, "duplicate_json_key", path, "member name repeats within its object (I-JSON forbids this); the last occurrence is used")
+	})
+	if n > dupKeyLimit {
+		fl.Add(finding.Warning, "duplicate_json_key", "", fmt.Sprintf("%d more repeated member names not listed", n-dupKeyLimit))
+	}
+
+	var specRaw, hostRaw, entriesRaw []byte
+	var others []string
+	eachMember(b, func(k, v []byte) {
+		switch {
+		case keyIs(k, "specVersion"):
+			specRaw = v
+		case keyIs(k, "host"):
+			hostRaw = v
+		case keyIs(k, "entries"):
+			entriesRaw = v
+		default:
+			if len(others) < 8 {
+				s, _ := decodeString(k)
+				others = append(others, s)
+			}
+		}
+	})
+	if specRaw != nil && isNull(specRaw) {
+		specRaw = nil
+	}
+
+	var vf finding.List
+	sv, err := specVersion(specRaw, &vf)
+	if err != nil {
+		fl = append(fl, vf...)
+		return fail("spec_version_unsupported", err)
+	}
+	if entriesRaw == nil || isNull(entriesRaw) {
+		return fail("not_catalog", fmt.Errorf("%w: no entries member%s", ErrNotCatalog, lookalike(specRaw != nil, others)))
+	}
+	if entriesRaw[0] != '[' {
+		return fail("not_catalog", fmt.Errorf("%w: entries is %s, not an array", ErrNotCatalog, jsonKind(entriesRaw)))
+	}
+	fl = append(fl, vf...)
+
+	c := &Catalog{SpecVersion: sv}
+	if hostRaw != nil && !isNull(hostRaw) {
+		c.Host = json.RawMessage(hostRaw)
+		if hostRaw[0] != '{' {
+			fl.Add(finding.Warning, "host_not_object", "/host", "host is "+jsonKind(hostRaw)+", not an object")
+		}
+	}
+
+	limit := opts.MaxEntries
+	if limit <= 0 {
+		limit = DefaultMaxEntries
+	}
+	p := entryParser{base: base, fl: &fl, seen: map[string]*idVersions{}}
+	eachElement(entriesRaw, func(i int, v []byte) bool {
+		c.EntryCount++
+		if i < limit {
+			if e, ok := p.entry(i, v); ok {
+				c.Entries = append(c.Entries, e)
+			}
+		}
+		return true
+	})
+	if c.EntryCount > limit {
+		fl.Add(finding.Warning, "entries_truncated", "/entries",
+			fmt.Sprintf("the document has %d entries; only the first %d were read", c.EntryCount, limit))
+	}
+	return c, fl, nil
+}
+
+// jsonKind names the JSON type of a raw value for messages.
+func jsonKind(raw []byte) string {
+	if len(raw) == 0 {
+		return "empty"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+// lookalike adds a hint to the not-a-catalog message when the object is
+// recognisably something else, which is what an operator wants to know.
+func lookalike(hasSpec bool, members []string) string {
+	has := func(name string) bool {
+		for _, m := range members {
+			if m == name {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("$schema") && (has("remotes") || has("name")):
+		return " (it looks like an mcp server card)"
+	case has("identifier") && (has("url") || has("data") || has("type")):
+		return " (it looks like a single catalog entry)"
+	case hasSpec:
+		return " (specVersion is present)"
+	}
+	return ""
+}
+
+// specVersion checks the specVersion member (nil when absent) and returns the
+// version to record. Findings go to fl; a non-nil error wraps
+// ErrUnsupportedVersion.
+func specVersion(raw []byte, fl *finding.List) (string, error) {
+	const path = "/specVersion"
+	if raw == nil {
+		fl.Add(finding.Warning, "spec_version_missing", path, "specVersion is missing; assuming 1.0")
+		return "1.0", nil
+	}
+	written := string(raw)
+	exact := false
+	switch raw[0] {
+	case '"':
+		s, _ := decodeString(raw)
+		written = s
+		if strings.EqualFold(strings.TrimSpace(s), "draft") {
+			fl.Add(finding.Warning, "spec_version_draft", path, `specVersion "draft" comes from the interim MCP Catalog, a subset of AI Catalog 1.0; read as 1.0`)
+			return s, nil
+		}
+		exact = versionRE(s)
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+	default:
+		return "", fmt.Errorf("%w: specVersion is %s", ErrUnsupportedVersion, jsonKind(raw))
+	}
+	major, minor, ok := parseVersion(strings.TrimSpace(written))
+	if !ok {
+		return "", fmt.Errorf("%w: specVersion %q is not a Major.Minor version", ErrUnsupportedVersion, written)
+	}
+	if major > 1 {
+		return "", fmt.Errorf("%w: specVersion %q has major version %d; only 1 is supported", ErrUnsupportedVersion, written, major)
+	}
+	if !exact {
+		fl.Add(finding.Warning, "spec_version_malformed", path, fmt.Sprintf("specVersion %s should be a \"Major.Minor\" string", written))
+	}
+	if major == 0 {
+		fl.Add(finding.Warning, "spec_version_major_older", path, fmt.Sprintf("specVersion %s predates 1.0; read as 1.0", written))
+	} else if minor > 0 {
+		fl.Add(finding.Info, "spec_version_minor_newer", path, fmt.Sprintf("specVersion %s is a newer minor version; unknown members are ignored", written))
+	}
+	return written, nil
+}
+
+// versionRE reports whether s is exactly digits "." digits.
+func versionRE(s string) bool {
+	a, b, ok := strings.Cut(s, ".")
+	return ok && allDigits(a) && allDigits(b)
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseVersion accepts "M", "M.m" and "M.m.p" (digits only) and returns the
+// major and minor numbers; anything else is not a version.
+func parseVersion(s string) (major, minor int, ok bool) {
+	parts := strings.Split(s, ".")
+	if len(parts) > 3 {
+		return 0, 0, false
+	}
+	nums := make([]int, len(parts))
+	for i, p := range parts {
+		if !allDigits(p) || len(p) > 9 {
+			return 0, 0, false
+		}
+		nums[i], _ = strconv.Atoi(p)
+	}
+	if len(nums) > 1 {
+		minor = nums[1]
+	}
+	return nums[0], minor, true
+}
+
+// idVersions remembers, per identifier, which entries were kept.
+type idVersions struct {
+	unversioned bool
+	versions    map[string]bool
+}
+
+type entryParser struct {
+	base *url.URL
+	fl   *finding.List
+	seen map[string]*idVersions
+}
+
+// entry reads element i of the entries array; ok is false when the entry
+// was skipped (the reason is recorded).
+func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
+	e := Entry{Index: i, Raw: json.RawMessage(v)}
+	path := e.Path()
+	skip := func(code, msg string) (Entry, bool) {
+		p.fl.Add(finding.Error, code, path, msg)
+		return Entry{}, false
+	}
+	if v[0] != '{' {
+		return skip("entry_not_object", "entry is "+jsonKind(v)+", not an object; skipped")
+	}
+
+	var idRaw, typeRaw, mtRaw, urlRaw, dataRaw, verRaw, nameRaw, descRaw []byte
+	eachMember(v, func(k, val []byte) {
+		if isNull(val) {
+			return
+		}
+		switch {
+		case keyIs(k, "identifier"):
+			idRaw = val
+		case keyIs(k, "type"):
+			typeRaw = val
+		case keyIs(k, "mediaType"):
+			mtRaw = val
+		case keyIs(k, "url"):
+			urlRaw = val
+		case keyIs(k, "data"):
+			dataRaw = val
+		case keyIs(k, "version"):
+			verRaw = val
+		case keyIs(k, "displayName"):
+			nameRaw = val
+		case keyIs(k, "description"):
+			descRaw = val
+		}
+	})
+
+	if idRaw == nil {
+		return skip("entry_missing_identifier", "entry has no identifier; skipped")
+	}
+	id, ok := decodeString(idRaw)
+	if !ok || strings.TrimSpace(id) == "" {
+		return skip("entry_invalid_identifier", "identifier is "+describe(idRaw, ok)+", not a non-empty string; skipped")
+	}
+	e.Identifier = id
+
+	switch {
+	case typeRaw != nil:
+		t, ok := decodeString(typeRaw)
+		if !ok || strings.TrimSpace(t) == "" {
+			return skip("entry_invalid_type", "type is "+describe(typeRaw, ok)+", not a non-empty string; skipped")
+		}
+		e.Type = t
+		if mtRaw != nil {
+			if mt, ok := decodeString(mtRaw); ok && Essence(mt) != Essence(t) {
+				p.fl.Add(finding.Warning, "entry_type_conflict", path, fmt.Sprintf("type %q and legacy mediaType %q disagree; using type", t, mt))
+			}
+		}
+	case mtRaw != nil:
+		t, ok := decodeString(mtRaw)
+		if !ok || strings.TrimSpace(t) == "" {
+			return skip("entry_invalid_type", "mediaType is "+describe(mtRaw, ok)+", not a non-empty string; skipped")
+		}
+		e.Type = t
+		p.fl.Add(finding.Info, "entry_legacy_media_type", path, "type given as mediaType, its name before AI Catalog 1.0")
+	default:
+		return skip("entry_missing_type", "entry has neither type nor mediaType; skipped")
+	}
+	e.Essence = Essence(e.Type)
+
+	switch {
+	case urlRaw != nil && dataRaw != nil:
+		return skip("entry_url_and_data", "entry has both url and data; exactly one is allowed; skipped")
+	case urlRaw == nil && dataRaw == nil:
+		return skip("entry_no_url_or_data", "entry has neither url nor data; skipped")
+	case dataRaw != nil:
+		e.Data = json.RawMessage(dataRaw)
+	default:
+		u, ok := decodeString(urlRaw)
+		if !ok || strings.TrimSpace(u) == "" {
+			return skip("entry_invalid_url", "url is "+describe(urlRaw, ok)+", not a non-empty string; skipped")
+		}
+		e.URL = u
+		e.ResolvedURL = p.resolve(path, u)
+	}
+
+	e.Version = p.optional(path, "version", verRaw)
+	e.DisplayName = p.optional(path, "displayName", nameRaw)
+	e.Description = p.optional(path, "description", descRaw)
+
+	if !p.unique(path, e) {
+		return Entry{}, false
+	}
+	return e, true
+}
+
+// describe says what a value that should have been a string actually is.
+func describe(raw []byte, isString bool) string {
+	if isString {
+		return "an empty string"
+	}
+	return jsonKind(raw)
+}
+
+// optional decodes an optional string member, recording a warning (not
+// skipping the entry) when it has the wrong type.
+func (p *entryParser) optional(path, name string, raw []byte) string {
+	if raw == nil {
+		return ""
+	}
+	s, ok := decodeString(raw)
+	if !ok {
+		p.fl.Add(finding.Warning, "entry_invalid_field", path, name+" is "+jsonKind(raw)+", not a string; ignored")
+	}
+	return s
+}
+
+// resolve applies RFC 3986 reference resolution against the base. Absolute
+// URLs are normalised the same way (dot segments removed), so that ResolvedURL
+// is comparable across entries whatever their form.
+func (p *entryParser) resolve(path, raw string) string {
+	// Leading and trailing spaces are a common copy-paste slip that browsers
+	// forgive too (the WHATWG URL parser strips them).
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		p.fl.Add(finding.Warning, "entry_url_unresolvable", path, fmt.Sprintf("url %q does not parse: %v", raw, err))
+		return ""
+	}
+	if u.IsAbs() {
+		return (&url.URL{}).ResolveReference(u).String()
+	}
+	if p.base == nil || !p.base.IsAbs() {
+		p.fl.Add(finding.Warning, "entry_url_unresolvable", path, fmt.Sprintf("url %q is relative and there is no base url to resolve it against", raw))
+		return ""
+	}
+	r := p.base.ResolveReference(u).String()
+	p.fl.Add(finding.Info, "entry_url_relative", path, fmt.Sprintf("url %q is relative; resolved to %s", raw, r))
+	return r
+}
+
+// unique enforces the spec's rule: identifier+version unique when version is
+// present, identifier alone unique when it is absent. It records e as seen
+// and reports whether e is kept.
+func (p *entryParser) unique(path string, e Entry) bool {
+	s := p.seen[e.Identifier]
+	if s == nil {
+		s = &idVersions{}
+		p.seen[e.Identifier] = s
+	}
+	if e.Version == "" {
+		if s.unversioned {
+			p.fl.Add(finding.Error, "duplicate_identifier", path, fmt.Sprintf("identifier %q repeats an earlier entry without a version; skipped", e.Identifier))
+			return false
+		}
+		if len(s.versions) > 0 {
+			p.fl.Add(finding.Warning, "duplicate_identifier_unversioned", path, fmt.Sprintf("identifier %q appears in earlier entries with a version, but not here", e.Identifier))
+		}
+		s.unversioned = true
+		return true
+	}
+	if s.versions[e.Version] {
+		p.fl.Add(finding.Error, "duplicate_identifier", path, fmt.Sprintf("identifier %q with version %q repeats an earlier entry; skipped", e.Identifier, e.Version))
+		return false
+	}
+	if s.unversioned {
+		p.fl.Add(finding.Warning, "duplicate_identifier_unversioned", path, fmt.Sprintf("identifier %q appears in an earlier entry without a version", e.Identifier))
+	}
+	if s.versions == nil {
+		s.versions = map[string]bool{}
+	}
+	s.versions[e.Version] = true
+	return true
+}
