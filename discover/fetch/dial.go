@@ -1,0 +1,164 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ConnectTo rewrites where a host:port is connected to, with curl's
+// --connect-to meaning: an empty FromHost or FromPort matches any, an empty
+// ToHost or ToPort keeps the original. The URL, the Host header and the TLS
+// server name stay the original ones. A ToHost named by the operator is
+// trusted (not judged against the refused ranges); addresses that documents
+// point to never are.
+type ConnectTo struct{ FromHost, FromPort, ToHost, ToPort string }
+
+// ParseConnectTo parses "HOST1:PORT1:HOST2:PORT2"; IPv6 hosts are written
+// in [brackets] and stored without them.
+func ParseConnectTo(s string) (ConnectTo, error) {
+	var fields []string
+	rest := s
+	for {
+		var f string
+		if strings.HasPrefix(rest, "[") {
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				return ConnectTo{}, fmt.Errorf("connect-to %q: unclosed '['", s)
+			}
+			f, rest = rest[1:end], rest[end+1:]
+			if f == "" || !strings.Contains(f, ":") {
+				return ConnectTo{}, fmt.Errorf("connect-to %q: [%s] is not an ipv6 address", s, f)
+			}
+			if rest != "" && rest[0] != ':' {
+				return ConnectTo{}, fmt.Errorf("connect-to %q: expected ':' after ']'", s)
+			}
+		} else {
+			i := strings.IndexByte(rest, ':')
+			if i < 0 {
+				i = len(rest)
+			}
+			f, rest = rest[:i], rest[i:]
+		}
+		fields = append(fields, f)
+		if rest == "" {
+			break
+		}
+		rest = rest[1:] // the ':'
+	}
+	if len(fields) != 4 {
+		return ConnectTo{}, fmt.Errorf("connect-to %q: want HOST1:PORT1:HOST2:PORT2, got %d fields", s, len(fields))
+	}
+	for _, p := range []string{fields[1], fields[3]} {
+		if p == "" {
+			continue
+		}
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return ConnectTo{}, fmt.Errorf("connect-to %q: bad port %q", s, p)
+		}
+	}
+	return ConnectTo{
+		FromHost: strings.ToLower(fields[0]), FromPort: fields[1],
+		ToHost: fields[2], ToPort: fields[3],
+	}, nil
+}
+
+// match reports whether c applies to host:port.
+func (c ConnectTo) match(host, port string) bool {
+	return (c.FromHost == "" || strings.EqualFold(c.FromHost, host)) &&
+		(c.FromPort == "" || c.FromPort == port)
+}
+
+// dialer connects to the addresses a URL host really resolves to, refusing
+// blocked ones, so a DNS answer cannot route a fetch into the network the
+// crawler runs in.
+type dialer struct {
+	connectTo []ConnectTo
+	resolver  *net.Resolver
+	timeout   time.Duration
+	logger    *slog.Logger
+}
+
+// DialContext is http.Transport's dial hook. addr is the URL's host:port;
+// TLS is layered on top by the transport with the URL host as server name.
+func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	trusted := false
+	for _, c := range d.connectTo {
+		if !c.match(host, port) {
+			continue
+		}
+		if c.ToHost != "" {
+			host, trusted = c.ToHost, true
+		}
+		if c.ToPort != "" {
+			port = c.ToPort
+		}
+		break // curl uses the first match
+	}
+	ips, err := d.resolve(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	if !trusted {
+		// Refuse the host if any answer is blocked, not only the ones we
+		// would pick: a name mixing public and internal addresses is a
+		// rebinding setup, and a retry could land on the internal one.
+		for _, ip := range ips {
+			if IsBlockedIP(ip) {
+				return nil, fmt.Errorf("%w: %s resolves to %s", ErrBlockedAddress, host, ip)
+			}
+		}
+	}
+	nd := net.Dialer{Timeout: d.timeout, KeepAlive: 30 * time.Second}
+	if !trusted {
+		// Judge the socket address itself too, so nothing between
+		// resolution and connect can swap in another address.
+		nd.ControlContext = func(_ context.Context, _, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil || IsBlockedIP(ap.Addr()) {
+				return fmt.Errorf("%w: connect to %s", ErrBlockedAddress, address)
+			}
+			return nil
+		}
+	}
+	var errs []error
+	for _, ip := range ips {
+		conn, err := nd.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+func (d *dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{ip.Unmap()}, nil
+	}
+	ips, err := d.resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, err
+	}
+	if len(ips) == 0 {
+		return nil, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+	}
+	for i := range ips {
+		ips[i] = ips[i].Unmap()
+	}
+	return ips, nil
+}

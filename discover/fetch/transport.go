@@ -1,0 +1,158 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// guard is the outermost RoundTripper: everything that must hold for every
+// request of the program (streaming users included) lives here or below,
+// not in Get.
+type guard struct {
+	next      http.RoundTripper // retry once, then the SSRF-dialing transport
+	userAgent string
+	timeout   time.Duration
+	slots     *slots
+}
+
+// strippedHeaders are never sent: cardcrawl carries no credentials and no
+// ambient authority, whatever a caller or a redirect put on the request.
+var strippedHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie"}
+
+func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
+	fail := func(err error) (*http.Response, error) {
+		if req.Body != nil {
+			req.Body.Close() // a RoundTripper must close it, even on error
+		}
+		return nil, err
+	}
+	if req.URL == nil {
+		return fail(fmt.Errorf("%w: request without url", ErrInvalidURL))
+	}
+	if err := CheckURL(req.URL.String()); err != nil {
+		return fail(err)
+	}
+	release, err := g.slots.acquire(req.Context(), slotKey(req.URL))
+	if err != nil {
+		return fail(err)
+	}
+	// The timeout starts once the host's slot is ours, so waiting behind a
+	// slow request to the same host does not eat this request's budget.
+	ctx, cancel := context.WithTimeout(req.Context(), g.timeout)
+	out := req.Clone(ctx)
+	for _, h := range strippedHeaders {
+		out.Header.Del(h)
+	}
+	if out.Header.Get("User-Agent") == "" {
+		out.Header.Set("User-Agent", g.userAgent)
+	}
+	resp, err := g.next.RoundTrip(out)
+	if err != nil {
+		cancel()
+		release()
+		return nil, err
+	}
+	resp.Body = &guardedBody{ReadCloser: resp.Body, done: func() { cancel(); release() }}
+	return resp, nil
+}
+
+// guardedBody holds the host slot and the request timeout until the caller
+// closes the body; streaming readers (SSE) therefore keep the slot while
+// they listen.
+type guardedBody struct {
+	io.ReadCloser
+	once sync.Once
+	done func()
+}
+
+func (b *guardedBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.done)
+	return err
+}
+
+func slotKey(u *url.URL) string {
+	return strings.TrimRight(strings.ToLower(u.Hostname()), ".")
+}
+
+// slots gives one in-flight request per host name across the client.
+// Entries are reference-counted and removed when idle, so a crawl over
+// millions of hosts does not grow the map without bound.
+type slots struct {
+	mu sync.Mutex
+	m  map[string]*slot
+	// onWait, when set (tests only), is called when a request has to queue
+	// behind another one to the same host.
+	onWait func(host string)
+}
+
+type slot struct {
+	ch   chan struct{}
+	refs int
+}
+
+func newSlots() *slots { return &slots{m: make(map[string]*slot)} }
+
+func (s *slots) acquire(ctx context.Context, host string) (release func(), err error) {
+	s.mu.Lock()
+	sl := s.m[host]
+	if sl == nil {
+		sl = &slot{ch: make(chan struct{}, 1)}
+		s.m[host] = sl
+	}
+	sl.refs++
+	s.mu.Unlock()
+
+	select {
+	case sl.ch <- struct{}{}:
+	default:
+		if s.onWait != nil {
+			s.onWait(host)
+		}
+		select {
+		case sl.ch <- struct{}{}:
+		case <-ctx.Done():
+			s.drop(host, sl)
+			return nil, fmt.Errorf("waiting for %s: %w", host, ctx.Err())
+		}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			<-sl.ch
+			s.drop(host, sl)
+		})
+	}, nil
+}
+
+func (s *slots) drop(host string, sl *slot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sl.refs--
+	if sl.refs == 0 {
+		delete(s.m, host)
+	}
+}
+
+// noCloseIdle hides http.Transport's CloseIdleConnections from the client
+// that retryablehttp wraps: retryablehttp calls it after every failed
+// request, which would drop the pooled connections of every other host.
+type noCloseIdle struct{ rt http.RoundTripper }
+
+func (n noCloseIdle) RoundTrip(req *http.Request) (*http.Response, error) { return n.rt.RoundTrip(req) }
+
+// retryLogger routes retryablehttp's messages to slog at debug level: a
+// failed fetch is data in a crawl, not an error of the program.
+type retryLogger struct{ l *slog.Logger }
+
+func (r retryLogger) Error(msg string, kv ...any) { r.l.Debug(msg, kv...) }
+func (r retryLogger) Info(msg string, kv ...any)  { r.l.Debug(msg, kv...) }
+func (r retryLogger) Debug(msg string, kv ...any) { r.l.Debug(msg, kv...) }
+func (r retryLogger) Warn(msg string, kv ...any)  { r.l.Debug(msg, kv...) }
