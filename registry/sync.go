@@ -1,0 +1,274 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// Errors that end a sweep early; both are wrapped with details.
+var (
+	// ErrCursorRepeat: the registry handed back a cursor it had already
+	// given in this sweep, which would loop forever.
+	ErrCursorRepeat = errors.New("registry repeated a pagination cursor")
+	// ErrPageCap: the sweep reached SyncOptions.MaxPages without the
+	// registry ending pagination.
+	ErrPageCap = errors.New("registry pagination did not end within the page cap")
+)
+
+// Store is what Sync needs from the database; *store.DB implements it.
+type Store interface {
+	RegistrySyncState(ctx context.Context, source string) (store.RegistrySyncState, error)
+	SaveRegistrySyncState(ctx context.Context, s store.RegistrySyncState) error
+	WriteRegistry(ctx context.Context, w store.RegistryWrite) error
+}
+
+// SyncOptions configure Sync.
+type SyncOptions struct {
+	Client *Client
+	Store  Store
+	// Validator checks each server.json; nil builds one.
+	Validator *Validator
+	// Full forces a full sweep even when a watermark allows a delta.
+	Full bool
+	// MaxPages caps one sweep (default 10,000 pages, a million versions).
+	MaxPages int
+	// SafetyMargin is subtracted from the sweep's start time to form the
+	// next watermark, covering clock skew and rows written mid-sweep
+	// (default 5 minutes).
+	SafetyMargin time.Duration
+	// Now is used when the registry sends no Date header (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// SyncResult says what one Sync did.
+type SyncResult struct {
+	Source    string `json:"source"`
+	Kind      string `json:"kind"` // full or delta
+	Since     string `json:"since,omitempty"`
+	Resumed   bool   `json:"resumed"`
+	Pages     int    `json:"pages"`
+	Entries   int    `json:"entries"`
+	Invalid   int    `json:"invalid"` // entries with at least one error finding
+	Complete  bool   `json:"complete"`
+	Watermark string `json:"watermark,omitempty"`
+	// Findings are about entries skipped while reading pages.
+	Findings finding.List `json:"findings,omitempty"`
+}
+
+// Sync mirrors one registry into the store: a full sweep the first time (or
+// with Full), afterwards a delta from the watermark. Each page is written
+// with the cursor that follows it in one transaction, so a sync interrupted
+// at any point resumes where it stopped, without losing or duplicating
+// entries. On error the result still describes what was stored.
+func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
+	if opts.Client == nil || opts.Store == nil {
+		return SyncResult{}, errors.New("sync: client and store are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxPages <= 0 {
+		opts.MaxPages = 10000
+	}
+	if opts.SafetyMargin == 0 {
+		opts.SafetyMargin = 5 * time.Minute
+	}
+	if opts.Validator == nil {
+		v, err := NewValidator()
+		if err != nil {
+			return SyncResult{}, err
+		}
+		opts.Validator = v
+	}
+	source := opts.Client.BaseURL()
+	st, err := opts.Store.RegistrySyncState(ctx, source)
+	if err != nil {
+		return SyncResult{}, fmt.Errorf("sync %s: %w", source, err)
+	}
+	res := SyncResult{Source: source}
+	if opts.Full && st.SweepKind == "delta" {
+		st.SweepKind = "" // a forced full sweep supersedes an unfinished delta
+	}
+	if st.SweepKind == "" {
+		st.SweepKind, st.SweepSince = "delta", st.Watermark
+		if opts.Full || st.Watermark == "" {
+			st.SweepKind, st.SweepSince = "full", ""
+		}
+		st.SweepStartedAt, st.Cursor, st.Pages, st.Entries = "", "", 0, 0
+	} else {
+		res.Resumed = true
+	}
+	res.Kind, res.Since = st.SweepKind, st.SweepSince
+	log := opts.Logger.With("source", source, "kind", st.SweepKind)
+	log.Info("registry sync start", "since", st.SweepSince, "resume_cursor", st.Cursor)
+
+	fail := func(err error) (SyncResult, error) {
+		st.LastError = err.Error()
+		if serr := opts.Store.SaveRegistrySyncState(context.WithoutCancel(ctx), st); serr != nil {
+			log.Error("save sync state", "err", serr)
+		}
+		return res, fmt.Errorf("sync %s: %w", source, err)
+	}
+	seen := map[string]bool{}
+	if st.Cursor != "" {
+		seen[st.Cursor] = true
+	}
+	for pages := 0; ; pages++ {
+		if pages >= opts.MaxPages {
+			return fail(fmt.Errorf("%w (%d pages); progress is kept and the next sync resumes", ErrPageCap, opts.MaxPages))
+		}
+		resp, err := opts.Client.ListServers(ctx, ListQuery{Cursor: st.Cursor, UpdatedSince: st.SweepSince, IncludeDeleted: true})
+		if err != nil {
+			return fail(fmt.Errorf("page %d: %w; progress is kept and the next sync resumes", st.Pages+1, err))
+		}
+		if st.SweepStartedAt == "" {
+			started := resp.Date
+			if started.IsZero() {
+				started = opts.Now()
+			}
+			st.SweepStartedAt = stamp(started)
+		}
+		entries, invalid := toRows(resp.Entries, opts.Validator)
+		for _, f := range resp.Findings {
+			f.Message = resp.URL + ": " + f.Message
+			res.Findings = append(res.Findings, f)
+		}
+		next := resp.NextCursor
+		repeat := next != "" && seen[next]
+		st.Pages++
+		st.Entries += len(entries)
+		switch {
+		case repeat:
+			// Abandon the sweep: resuming from a looping cursor would loop
+			// again. The watermark stays, so nothing is skipped next time.
+			st.SweepKind, st.SweepSince, st.SweepStartedAt, st.Cursor = "", "", "", ""
+			st.LastError = fmt.Sprintf("%v: %q", ErrCursorRepeat, next)
+		case next == "":
+			started, _ := time.Parse(time.RFC3339Nano, st.SweepStartedAt)
+			st.Watermark = stamp(started.Add(-opts.SafetyMargin))
+			st.LastDoneAt = stamp(opts.Now())
+			if st.SweepKind == "full" {
+				st.LastFullAt = st.LastDoneAt
+			}
+			st.SweepKind, st.SweepSince, st.SweepStartedAt, st.Cursor = "", "", "", ""
+			st.LastError = ""
+		default:
+			st.Cursor = next
+		}
+		if err := opts.Store.WriteRegistry(ctx, store.RegistryWrite{Source: source, Entries: entries, State: &st, PickLatest: PickLatest}); err != nil {
+			return res, fmt.Errorf("sync %s: page %d: %w", source, st.Pages, err)
+		}
+		res.Pages++
+		res.Entries += len(entries)
+		res.Invalid += invalid
+		if repeat {
+			return res, fmt.Errorf("sync %s: %w %q after %d pages; stored entries are kept", source, ErrCursorRepeat, next, res.Pages)
+		}
+		if next == "" {
+			res.Complete = true
+			res.Watermark = st.Watermark
+			log.Info("registry sync done", "pages", res.Pages, "entries", res.Entries, "invalid", res.Invalid, "watermark", st.Watermark)
+			return res, nil
+		}
+		seen[next] = true
+	}
+}
+
+// ImportOptions configure ImportDump.
+type ImportOptions struct {
+	Store Store
+	// Source is the registry the dump stands in for (default DefaultBaseURL).
+	Source    string
+	Validator *Validator
+	// BatchSize is the number of entries per transaction (default 1000).
+	BatchSize int
+	Logger    *slog.Logger
+}
+
+// ImportDump stores an offline dump (see ParseDump). It leaves the sync
+// watermark alone: a dump says nothing about when it was taken. A body that
+// is not a dump stores nothing.
+func ImportDump(ctx context.Context, opts ImportOptions, body []byte) (SyncResult, error) {
+	if opts.Source == "" {
+		opts.Source = DefaultBaseURL
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 1000
+	}
+	res := SyncResult{Source: opts.Source, Kind: "file"}
+	entries, fl, err := ParseDump(body)
+	if err != nil {
+		return res, err
+	}
+	res.Findings = fl
+	if opts.Validator == nil {
+		if opts.Validator, err = NewValidator(); err != nil {
+			return res, err
+		}
+	}
+	rows, invalid := toRows(entries, opts.Validator)
+	for start := 0; start < len(rows); start += opts.BatchSize {
+		batch := rows[start:min(start+opts.BatchSize, len(rows))]
+		if err := opts.Store.WriteRegistry(ctx, store.RegistryWrite{Source: opts.Source, Entries: batch, PickLatest: PickLatest}); err != nil {
+			return res, fmt.Errorf("import dump: %w", err)
+		}
+		res.Entries += len(batch)
+	}
+	res.Invalid = invalid
+	res.Complete = true
+	return res, nil
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// toRows turns parsed entries into store rows, validating each.
+func toRows(entries []Entry, v *Validator) ([]store.RegistryEntry, int) {
+	rows := make([]store.RegistryEntry, 0, len(entries))
+	invalid := 0
+	for _, e := range entries {
+		fl := v.Validate(e.Raw)
+		if fl.HasError() {
+			invalid++
+		}
+		findings := "[]"
+		if len(fl) > 0 {
+			if b, err := json.Marshal(fl); err == nil {
+				findings = string(b)
+			}
+		}
+		r := store.RegistryEntry{
+			Name:       e.Server.Name,
+			Version:    e.Server.Version,
+			Schema:     e.Server.Schema,
+			ServerJSON: string(e.Raw),
+			Meta:       string(e.Meta),
+			Findings:   findings,
+		}
+		if o := e.Official; o != nil {
+			r.Status = o.Status
+			r.StatusMessage = o.StatusMessage
+			r.StatusChangedAt = stamp(o.StatusChangedAt)
+			r.PublishedAt = stamp(o.PublishedAt)
+			r.UpdatedAt = stamp(o.UpdatedAt)
+			r.ReportedLatest = o.IsLatest
+		}
+		rows = append(rows, r)
+	}
+	return rows, invalid
+}

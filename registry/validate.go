@@ -1,0 +1,266 @@
+package registry
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
+)
+
+//go:embed schemas/*.server.schema.json
+var schemaFS embed.FS
+
+// CurrentSchemaVersion is the dated server.json schema the official
+// Registry treats as current; older ones only earn a warning there.
+const CurrentSchemaVersion = "2025-12-11"
+
+var (
+	schemaIDPattern   = regexp.MustCompile(`/schemas/([^/]+)/server\.schema\.json$`)
+	strictNamePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9.-]*[a-zA-Z0-9]/[a-zA-Z0-9][a-zA-Z0-9._-]*[a-zA-Z0-9]$`)
+	templateVarRe     = regexp.MustCompile(`\{([^{}]+)\}`)
+	repoURLPattern    = map[string]*regexp.Regexp{
+		"github": regexp.MustCompile(`^https?://(www\.)?github\.com/[\w.-]+/[\w.-]+/?$`),
+		"gitlab": regexp.MustCompile(`^https?://(www\.)?gitlab\.com/[\w.-]+/[\w./-]+/?$`),
+	}
+	versionRangePattern = regexp.MustCompile(`^\s*(\^|~|>=|<=|>|<|=)|\s-\s|\|\||(^|\.)(x|X|\*)(\.|$)`)
+)
+
+// Validator checks server.json documents against the dated schema each one
+// names, plus the Registry's own publish-time rules that no schema states.
+// It is safe for concurrent use.
+type Validator struct {
+	schemas map[string]*jsonschema.Schema // by version id ("2025-12-11", "draft")
+	printer *message.Printer
+}
+
+// NewValidator compiles every vendored schema.
+func NewValidator() (*Validator, error) {
+	names, err := fs.Glob(schemaFS, "schemas/*.server.schema.json")
+	if err != nil {
+		return nil, fmt.Errorf("list schemas: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	ids := map[string]string{}
+	for _, name := range names {
+		body, err := schemaFS.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("read schema %s: %w", name, err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("parse schema %s: %w", name, err)
+		}
+		id := strings.TrimSuffix(strings.TrimPrefix(name, "schemas/"), ".server.schema.json")
+		loc := "mem:///" + id + ".json"
+		if err := c.AddResource(loc, doc); err != nil {
+			return nil, fmt.Errorf("add schema %s: %w", name, err)
+		}
+		ids[id] = loc
+	}
+	v := &Validator{schemas: map[string]*jsonschema.Schema{}, printer: message.NewPrinter(language.English)}
+	for id, loc := range ids {
+		s, err := c.Compile(loc)
+		if err != nil {
+			return nil, fmt.Errorf("compile schema %s: %w", id, err)
+		}
+		v.schemas[id] = s
+	}
+	if v.schemas[CurrentSchemaVersion] == nil {
+		return nil, fmt.Errorf("current schema %s is not vendored", CurrentSchemaVersion)
+	}
+	return v, nil
+}
+
+// SchemaVersions lists the vendored schema ids, sorted.
+func (v *Validator) SchemaVersions() []string {
+	out := make([]string, 0, len(v.schemas))
+	for id := range v.schemas {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SchemaVersionOf extracts the schema id from a $schema URL ("" if none).
+func SchemaVersionOf(schemaURL string) string {
+	m := schemaIDPattern.FindStringSubmatch(schemaURL)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// Validate reports what the Registry would object to in one server.json
+// today. Findings are data: nothing here drops the entry.
+func (v *Validator) Validate(raw []byte) finding.List {
+	var fl finding.List
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		fl.Add(finding.Error, "not_json", "", "server.json is not JSON: "+err.Error())
+		return fl
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		fl.Add(finding.Error, "not_object", "", "server.json is not a JSON object")
+		return fl
+	}
+	schemaURL, _ := obj["$schema"].(string)
+	version := SchemaVersionOf(schemaURL)
+	sch := v.schemas[version]
+	switch {
+	case schemaURL == "":
+		fl.Add(finding.Error, "schema_field_required", "/$schema", "no $schema; the Registry requires one (validated against "+CurrentSchemaVersion+")")
+		sch = v.schemas[CurrentSchemaVersion]
+	case version == "draft":
+		fl.Add(finding.Error, "schema_version_not_available", "/$schema", "the draft schema is not accepted for publishing")
+	case sch == nil:
+		fl.Add(finding.Error, "schema_unknown", "/$schema", fmt.Sprintf("unknown $schema %q (validated against %s)", schemaURL, CurrentSchemaVersion))
+		sch = v.schemas[CurrentSchemaVersion]
+	case version != CurrentSchemaVersion:
+		fl.Add(finding.Warning, "schema_version_deprecated", "/$schema", fmt.Sprintf("schema version %s is not the current version (%s)", version, CurrentSchemaVersion))
+	}
+	flagged := semantic(obj, &fl)
+	if err := sch.Validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			v.leaves(ve, flagged, &fl)
+		} else {
+			fl.Add(finding.Error, "schema_violation", "", err.Error())
+		}
+	}
+	return fl
+}
+
+// leaves reports the innermost schema errors, which name the actual field;
+// the outer ones only repeat "allOf failed".
+func (v *Validator) leaves(ve *jsonschema.ValidationError, flagged map[string]bool, fl *finding.List) {
+	if len(ve.Causes) == 0 {
+		path := pointer(ve.InstanceLocation)
+		if flagged[path] {
+			return
+		}
+		flagged[path] = true
+		fl.Add(finding.Error, "schema_violation", path, ve.ErrorKind.LocalizedString(v.printer))
+		return
+	}
+	for _, c := range ve.Causes {
+		v.leaves(c, flagged, fl)
+	}
+}
+
+func pointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
+	}
+	return b.String()
+}
+
+// semantic applies the Registry's rules beyond the schema (research notes
+// §1.3). It returns the paths it flagged so schema errors at the same place
+// are not reported twice.
+func semantic(obj map[string]any, fl *finding.List) map[string]bool {
+	flagged := map[string]bool{}
+	add := func(code, path, msg string) {
+		flagged[path] = true
+		fl.Add(finding.Error, code, path, msg)
+	}
+	if d, ok := obj["description"].(string); ok && len([]rune(d)) > 100 {
+		add("description_too_long", "/description", fmt.Sprintf("description is %d characters; the Registry accepts at most 100", len([]rune(d))))
+	}
+	if n, ok := obj["name"].(string); ok && !strictNamePattern.MatchString(n) {
+		add("invalid_server_name", "/name", fmt.Sprintf("server name %q is invalid: namespace/name, each at least 2 characters, starting and ending alphanumeric", n))
+	}
+	if ver, ok := obj["version"].(string); ok {
+		if ver == "latest" {
+			add("reserved_version_string", "/version", "version \"latest\" is reserved")
+		} else if versionRangePattern.MatchString(ver) {
+			add("version_looks_like_range", "/version", fmt.Sprintf("version must be a specific version, not a range: %q", ver))
+		}
+	}
+	if w, ok := obj["websiteUrl"].(string); ok && !isHTTPS(w) {
+		add("website_url_invalid_scheme", "/websiteUrl", "websiteUrl must be an absolute https URL: "+w)
+	}
+	if icons, ok := obj["icons"].([]any); ok {
+		for i, ic := range icons {
+			m, _ := ic.(map[string]any)
+			if src, ok := m["src"].(string); ok && !isHTTPS(src) {
+				add("icon_src_invalid_scheme", "/icons/"+strconv.Itoa(i)+"/src", "icon src must be an absolute https URL: "+src)
+			}
+		}
+	}
+	if repo, ok := obj["repository"].(map[string]any); ok {
+		u, _ := repo["url"].(string)
+		src, _ := repo["source"].(string)
+		if re := repoURLPattern[src]; u != "" && (re == nil || !re.MatchString(u)) {
+			add("invalid_repository_url", "/repository/url", fmt.Sprintf("repository must be on github or gitlab with a matching source: %s (source %q)", u, src))
+		}
+	}
+	if remotes, ok := obj["remotes"].([]any); ok {
+		for i, r := range remotes {
+			m, _ := r.(map[string]any)
+			path := "/remotes/" + strconv.Itoa(i)
+			typ, _ := m["type"].(string)
+			if typ != "streamable-http" && typ != "sse" {
+				add("unsupported_remote_transport_type", path+"/type", fmt.Sprintf("remote type %q is not streamable-http or sse", typ))
+			}
+			u, _ := m["url"].(string)
+			if u == "" {
+				continue
+			}
+			vars, _ := m["variables"].(map[string]any)
+			var undefined []string
+			for _, mm := range templateVarRe.FindAllStringSubmatch(u, -1) {
+				if _, ok := vars[mm[1]]; !ok {
+					undefined = append(undefined, mm[1])
+				}
+			}
+			if len(undefined) > 0 {
+				add("invalid_templated_url", path+"/url", fmt.Sprintf("template variables %v in %s are not defined in variables", undefined, u))
+				continue
+			}
+			if !remoteURLOK(u) {
+				add("invalid_remote_url", path+"/url", "remote URL must be https and not local: "+u)
+			}
+		}
+	}
+	return flagged
+}
+
+func isHTTPS(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Scheme == "https" && u.Host != "" && !strings.ContainsAny(raw, "\"'<> \t\r\n")
+}
+
+func remoteURLOK(raw string) bool {
+	// Templates are checked as written, with placeholder hosts allowed.
+	u, err := url.Parse(templateVarRe.ReplaceAllString(raw, "x"))
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h != "localhost" && h != "127.0.0.1" && !strings.HasSuffix(h, ".localhost")
+}
+
+// compactJSON is used where raw JSON must compare byte for byte.
+func compactJSON(raw []byte) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
