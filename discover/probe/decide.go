@@ -1,0 +1,114 @@
+package probe
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// DefaultMaxAge is how long a probe result stays fresh.
+const DefaultMaxAge = 24 * time.Hour
+
+// Probe modes as given by --probe.
+const (
+	ModeAuto   = "auto"
+	ModeAlways = "always"
+	ModeNever  = "never"
+)
+
+// Decision reasons.
+const (
+	ReasonWarranted            = "warranted"
+	ReasonForced               = "forced"
+	ReasonProbeDisabled        = "probe_disabled"
+	ReasonUnsupportedTransport = "unsupported_transport"
+	ReasonPlaceholder          = "placeholder"
+	ReasonPlainHTTP            = "plain_http"
+	ReasonUserinfo             = "userinfo"
+	ReasonBlockedAddress       = "blocked_address"
+	ReasonInvalidURL           = "invalid_url"
+	ReasonFresh                = "fresh"
+	ReasonDuplicate            = "duplicate"
+)
+
+// RemoteFacts is what the crawler knows about one remote when deciding.
+type RemoteFacts struct {
+	Type, URL        string
+	LastProbedAt     time.Time // zero = never
+	CardChangedSince bool      // the card changed after the last probe
+	Mode             string    // "auto" | "always" | "never"; "" = auto
+	MaxAge           time.Duration
+	Now              time.Time
+	ProbedThisRun    bool // dedup across cards and domains within a run
+}
+
+// Decision says whether to probe, and why (one of the Reason constants).
+type Decision struct {
+	Probe  bool
+	Reason string
+}
+
+// Decide is the pure "is a probe warranted" rule; it does no I/O. Address
+// resolution is enforced at dial time and shows up as outcome blocked.
+func Decide(f RemoteFacts) Decision {
+	no := func(r string) Decision { return Decision{Reason: r} }
+	if strings.EqualFold(f.Mode, ModeNever) {
+		return no(ReasonProbeDisabled)
+	}
+	switch normTransport(f.Type) {
+	case TransportStreamable, TransportSSE:
+	default:
+		return no(ReasonUnsupportedTransport)
+	}
+	if reason := checkTarget(f.URL); reason != "" {
+		code, _, _ := strings.Cut(reason, ":")
+		if !slices.Contains([]string{ReasonPlaceholder, ReasonPlainHTTP, ReasonUserinfo, ReasonBlockedAddress}, code) {
+			code = ReasonInvalidURL
+		}
+		return no(code)
+	}
+	if f.ProbedThisRun {
+		return no(ReasonDuplicate)
+	}
+	if strings.EqualFold(f.Mode, ModeAlways) {
+		return Decision{Probe: true, Reason: ReasonForced}
+	}
+	maxAge := f.MaxAge
+	if maxAge <= 0 {
+		maxAge = DefaultMaxAge
+	}
+	if !f.LastProbedAt.IsZero() && !f.CardChangedSince && f.Now.Sub(f.LastProbedAt) < maxAge {
+		return no(ReasonFresh)
+	}
+	return Decision{Probe: true, Reason: ReasonWarranted}
+}
+
+// Mismatch is one difference between a card and the live server.
+type Mismatch struct {
+	Field string `json:"field"`
+	Card  string `json:"card"`
+	Live  string `json:"live"`
+}
+
+// CompareCard compares what the server said live with what its card
+// declared; the live values win, so callers store these as differences.
+// Fields: name, version, protocolVersion (the live version is not among the
+// card's supportedProtocolVersions, when it lists any) and transport.
+func CompareCard(r Result, cardName, cardVersion, declaredTransport string, cardProtocolVersions []string) []Mismatch {
+	var out []Mismatch
+	diff := func(field, card, live string) {
+		card, live = strings.TrimSpace(card), strings.TrimSpace(live)
+		if card != "" && live != "" && card != live {
+			out = append(out, Mismatch{Field: field, Card: card, Live: live})
+		}
+	}
+	diff("name", cardName, r.ServerName)
+	diff("version", cardVersion, r.ServerVersion)
+	if len(cardProtocolVersions) > 0 && r.ProtocolVersion != "" && !slices.Contains(cardProtocolVersions, r.ProtocolVersion) {
+		out = append(out, Mismatch{Field: "protocolVersion", Card: strings.Join(cardProtocolVersions, ","), Live: r.ProtocolVersion})
+	}
+	if dt := normTransport(declaredTransport); dt != "" {
+		diff("transport", dt, r.Transport)
+	}
+	return out
+}

@@ -1,0 +1,288 @@
+// Package probe checks, once and without credentials, whether an endpoint
+// named by a server card really speaks MCP: it performs the handshake
+// (Streamable HTTP at 2025-06-18, the 2026-07-28 server/discover request, or
+// the legacy HTTP+SSE endpoint event), lists tools without ever calling one,
+// and classifies every outcome with the evidence that led to it.
+//
+// The exchange is a small hand-written JSON-RPC-over-HTTP client rather than
+// an SDK client, because the SDKs hide the status codes and headers
+// (WWW-Authenticate, Retry-After) that the classification needs.
+//
+// Classification choices made once here:
+//   - a 2xx answer whose result lacks protocolVersion or serverInfo is not_mcp;
+//   - a legacy SSE stream that opens but sends no endpoint event within
+//     SSEWait is a timeout (a client would wait and give up the same way);
+//   - a redirect other than 307/308 on a POST is not followed and is not_mcp,
+//     since following it would turn the POST into a GET;
+//   - a URL the guard refuses before any byte is sent is blocked.
+package probe
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
+)
+
+// ProtocolVersion is the version the probe offers in initialize.
+const ProtocolVersion = "2025-06-18"
+
+// ModernProtocolVersion is the stateless revision reached through server/discover.
+const ModernProtocolVersion = "2026-07-28"
+
+// Outcome classes, stored verbatim.
+const (
+	OutcomeOK                = "ok"
+	OutcomeRequiresLogin     = "requires_login"
+	OutcomeHTTP4xx           = "http_4xx"
+	OutcomeConnect           = "connect"
+	OutcomeHTTP5xx           = "http_5xx"
+	OutcomeTimeout           = "timeout"
+	OutcomeNotMCP            = "not_mcp"
+	OutcomeRateLimited       = "rate_limited"
+	OutcomeHandshakeRejected = "handshake_rejected"
+	// OutcomeBlocked means the URL was refused by the guard and no request was sent.
+	OutcomeBlocked = "blocked"
+)
+
+// Eras name the protocol generation actually used.
+const (
+	Era2025      = "2025"
+	EraModern    = ModernProtocolVersion
+	EraLegacySSE = "legacy-sse"
+)
+
+// Transports as declared by cards and as used by the probe.
+const (
+	TransportStreamable = "streamable-http"
+	TransportSSE        = "sse"
+)
+
+// Defaults applied by New.
+const (
+	DefaultClientName   = "cardcrawl"
+	DefaultSSEWait      = 10 * time.Second
+	DefaultMaxToolPages = 5
+	DefaultMaxToolNames = 50
+	// DefaultMaxBodyBytes bounds one MCP response (JSON body or SSE stream):
+	// room for thousands of tools, not for a server that streams forever.
+	DefaultMaxBodyBytes = 8 << 20
+	// DefaultMaxEvents bounds the SSE events read while waiting for one answer.
+	DefaultMaxEvents = 1000
+)
+
+// Options configures a Prober. Zero values take the defaults above.
+type Options struct {
+	// HTTP is the program's one client (fetch.Client.HTTPClient()). Its
+	// transport carries the SSRF guard, the per-host slot, the 15 s bound and
+	// the one retry after a dropped connection.
+	HTTP *http.Client
+	// Fetch gets OAuth metadata documents; nil skips those fetches.
+	Fetch *fetch.Client
+	// ClientName and ClientVersion fill clientInfo.
+	ClientName    string
+	ClientVersion string
+	// SSEWait bounds the wait for a legacy endpoint event (default 10s).
+	SSEWait time.Duration
+	// Timeout, when set, bounds each request, body included, on top of the
+	// client's own bound. The program's fetch client already enforces 15 s
+	// counted from when the host's slot is ours, which a context here cannot
+	// do, so leave it zero there.
+	Timeout time.Duration
+	// MaxToolPages caps tools/list pages (default 5).
+	MaxToolPages int
+	// MaxToolNames caps the tool names kept (default 50).
+	MaxToolNames int
+	// MaxBodyBytes caps every response body read (default 8 MiB).
+	MaxBodyBytes int64
+	// MaxEvents caps SSE events read per response (default 1000).
+	MaxEvents int
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// Prober runs probes. It is safe for concurrent use; politeness per host is
+// the HTTP client's job.
+type Prober struct {
+	opts   Options
+	client *http.Client // opts.HTTP with the probe's redirect policy
+	log    *slog.Logger
+	// getDoc fetches OAuth metadata documents; nil skips those fetches.
+	getDoc docGetter
+}
+
+// New returns a Prober with defaults filled in. A nil HTTP client means
+// http.DefaultClient, which is only sensible in tests.
+func New(opts Options) *Prober {
+	if opts.HTTP == nil {
+		opts.HTTP = http.DefaultClient
+	}
+	if opts.ClientName == "" {
+		opts.ClientName = DefaultClientName
+	}
+	if opts.ClientVersion == "" {
+		opts.ClientVersion = "dev"
+	}
+	if opts.SSEWait <= 0 {
+		opts.SSEWait = DefaultSSEWait
+	}
+	if opts.MaxToolPages <= 0 {
+		opts.MaxToolPages = DefaultMaxToolPages
+	}
+	if opts.MaxToolNames <= 0 {
+		opts.MaxToolNames = DefaultMaxToolNames
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxEvents <= 0 {
+		opts.MaxEvents = DefaultMaxEvents
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	p := &Prober{opts: opts, client: withRedirectPolicy(opts.HTTP), log: opts.Logger}
+	if opts.Fetch != nil {
+		p.getDoc = fetchDocs(opts.Fetch)
+	}
+	return p
+}
+
+// withRedirectPolicy copies the client (sharing its transport, hence its
+// guard and host slots) and follows only 307/308, which keep the POST and its
+// body; any other redirect comes back as the response.
+func withRedirectPolicy(c *http.Client) *http.Client {
+	cc := *c
+	inner := c.CheckRedirect
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.Response == nil {
+			return http.ErrUseLastResponse
+		}
+		switch req.Response.StatusCode {
+		case http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		default:
+			return http.ErrUseLastResponse
+		}
+		if len(via) >= 3 {
+			return http.ErrUseLastResponse
+		}
+		if inner != nil {
+			return inner(req, via)
+		}
+		return nil
+	}
+	return &cc
+}
+
+// Target is one endpoint to probe.
+type Target struct {
+	URL string // the endpoint (no template)
+	// Transport as declared by the card: "streamable-http", "sse" or ""
+	// (unknown: Streamable HTTP first).
+	Transport string
+}
+
+// Result is everything one probe learned. JSON field names are stable: they
+// are stored verbatim and printed by `cardcrawl probe --json`.
+type Result struct {
+	URL             string          `json:"url"`
+	Outcome         string          `json:"outcome"`
+	Reason          string          `json:"reason"`
+	Partial         bool            `json:"partial,omitempty"`
+	Transport       string          `json:"transport,omitempty"`
+	Era             string          `json:"era,omitempty"`
+	ProtocolVersion string          `json:"protocolVersion,omitempty"`
+	ServerName      string          `json:"serverName,omitempty"`
+	ServerVersion   string          `json:"serverVersion,omitempty"`
+	ServerTitle     string          `json:"serverTitle,omitempty"`
+	SessionID       bool            `json:"sessionId,omitempty"`
+	Capabilities    json.RawMessage `json:"capabilities,omitempty"`
+	ToolCount       *int            `json:"toolCount,omitempty"`
+	ToolsTruncated  bool            `json:"toolsTruncated,omitempty"`
+	ToolNames       []string        `json:"toolNames,omitempty"`
+	Discover        *DiscoverInfo   `json:"discover,omitempty"`
+	LegacyEndpoint  string          `json:"legacyEndpoint,omitempty"`
+	Auth            *AuthInfo       `json:"auth,omitempty"`
+	Evidence        []Exchange      `json:"evidence"`
+	RoundTrips      int             `json:"roundTrips"`
+	LatencyMs       int64           `json:"latencyMs"`
+	StartedAt       time.Time       `json:"startedAt"`
+}
+
+// Exchange is the evidence of one HTTP exchange.
+type Exchange struct {
+	// Step names the purpose: initialize, notifications/initialized,
+	// tools/list, server/discover, delete, legacy-sse,
+	// protected-resource-metadata, authorization-server-metadata.
+	Step           string `json:"step"`
+	Method         string `json:"method"`
+	URL            string `json:"url"`
+	Status         int    `json:"status,omitempty"`
+	ContentType    string `json:"contentType,omitempty"`
+	JSONRPCCode    *int   `json:"jsonrpcCode,omitempty"`
+	JSONRPCMessage string `json:"jsonrpcMessage,omitempty"`
+	// SupportedVersions is error.data.supported from a JSON-RPC error.
+	SupportedVersions []string `json:"supportedVersions,omitempty"`
+	RetryAfter        string   `json:"retryAfter,omitempty"`
+	Location          string   `json:"location,omitempty"`
+	LatencyMs         int64    `json:"latencyMs"`
+	// Error is a failure class (connect, timeout, tls, dns, too_large, …)
+	// and Detail its text.
+	Error  string `json:"error,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// DiscoverInfo is what a 2026-07-28 server/discover answer said.
+type DiscoverInfo struct {
+	SupportedVersions []string        `json:"supportedVersions,omitempty"`
+	Capabilities      json.RawMessage `json:"capabilities,omitempty"`
+	TTLMs             *int64          `json:"ttlMs,omitempty"`
+	CacheScope        string          `json:"cacheScope,omitempty"`
+	Instructions      bool            `json:"instructions,omitempty"` // present or not; the text is not kept
+}
+
+// AuthInfo summarises what a 401/403 said about logging in, without logging in.
+type AuthInfo struct {
+	Status int `json:"status"`
+	// Challenge says a WWW-Authenticate header was present.
+	Challenge           bool   `json:"challenge"`
+	Scheme              string `json:"scheme,omitempty"`
+	ResourceMetadataURL string `json:"resourceMetadataUrl,omitempty"`
+	Scope               string `json:"scope,omitempty"`
+	Error               string `json:"error,omitempty"`
+	ErrorDescription    string `json:"errorDescription,omitempty"`
+	// PointsToOAuthMetadata: the challenge names resource metadata, or a
+	// protected-resource metadata document was found at a well-known path.
+	PointsToOAuthMetadata bool                   `json:"pointsToOAuthMetadata"`
+	ProtectedResource     *ProtectedResourceInfo `json:"protectedResource,omitempty"`
+	AuthorizationServer   *AuthServerInfo        `json:"authorizationServer,omitempty"`
+}
+
+// ProtectedResourceInfo is the RFC 9728 document, summarised.
+type ProtectedResourceInfo struct {
+	URL                  string   `json:"url"`
+	Resource             string   `json:"resource,omitempty"`
+	ResourceMatches      bool     `json:"resourceMatches"`
+	AuthorizationServers []string `json:"authorizationServers,omitempty"`
+	ScopesSupported      []string `json:"scopesSupported,omitempty"`
+	BearerMethods        []string `json:"bearerMethods,omitempty"`
+	ResourceName         string   `json:"resourceName,omitempty"`
+}
+
+// AuthServerInfo is the first authorization server's metadata, summarised.
+type AuthServerInfo struct {
+	URL    string `json:"url"`
+	Source string `json:"source"` // "oauth" (RFC 8414) or "openid"
+	Issuer string `json:"issuer,omitempty"`
+	// IssuerMatches: the document's issuer equals the one the URL was built from.
+	IssuerMatches            bool     `json:"issuerMatches"`
+	DynamicRegistration      bool     `json:"dynamicRegistration"`
+	ClientIDMetadataDocument bool     `json:"clientIdMetadataDocument"`
+	PKCES256                 bool     `json:"pkceS256"`
+	ScopesSupported          []string `json:"scopesSupported,omitempty"`
+}
