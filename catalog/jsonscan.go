@@ -28,19 +28,23 @@ func skipWS(b []byte, i int) int {
 }
 
 // stringEnd returns the index just past the closing quote of the string whose
-// opening quote is at b[i].
+// opening quote is at b[i]. It jumps from quote to quote (IndexByte is
+// vectorised) and only looks back when a quote might be escaped: the quote is
+// escaped exactly when an odd run of backslashes precedes it.
 func stringEnd(b []byte, i int) int {
-	i++
-	for i < len(b) {
-		j := bytes.IndexAny(b[i:], "\"\\")
-		if j < 0 {
+	for j := i + 1; j < len(b); j++ {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
 			return len(b)
 		}
-		i += j
-		if b[i] == '"' {
-			return i + 1
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
 		}
-		i += 2 // backslash and the escaped byte
+		if n%2 == 0 {
+			return j + 1
+		}
 	}
 	return len(b)
 }

@@ -159,16 +159,27 @@ func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, er
 	if limit <= 0 {
 		limit = DefaultMaxEntries
 	}
-	p := entryParser{base: base, fl: &fl, seen: map[string]*idVersions{}}
+	// Collect the elements first so that Entries and the uniqueness maps are
+	// sized once; growing them entry by entry dominated the cost of large
+	// catalogs.
+	var elems [][]byte
 	eachElement(entriesRaw, func(i int, v []byte) bool {
 		c.EntryCount++
 		if i < limit {
-			if e, ok := p.entry(i, v); ok {
-				c.Entries = append(c.Entries, e)
-			}
+			elems = append(elems, v)
 		}
 		return true
 	})
+	c.Entries = make([]Entry, 0, len(elems))
+	p := entryParser{base: base, fl: &fl, ids: make(map[string]uint8, len(elems))}
+	for i, v := range elems {
+		if e, ok := p.entry(i, v); ok {
+			c.Entries = append(c.Entries, e)
+		}
+	}
+	if len(c.Entries) == 0 {
+		c.Entries = nil
+	}
 	if c.EntryCount > limit {
 		fl.Add(finding.Warning, "entries_truncated", "/entries",
 			fmt.Sprintf("the document has %d entries; only the first %d were read", c.EntryCount, limit))
@@ -299,16 +310,17 @@ func parseVersion(s string) (major, minor int, ok bool) {
 	return nums[0], minor, true
 }
 
-// idVersions remembers, per identifier, which entries were kept.
-type idVersions struct {
-	unversioned bool
-	versions    map[string]bool
-}
+// Bits of entryParser.ids: which kinds of kept entry an identifier has.
+const (
+	idUnversioned uint8 = 1 << iota
+	idVersioned
+)
 
 type entryParser struct {
-	base *url.URL
-	fl   *finding.List
-	seen map[string]*idVersions
+	base     *url.URL
+	fl       *finding.List
+	ids      map[string]uint8       // identifier → idUnversioned|idVersioned
+	versions map[[2]string]struct{} // identifier, version of kept versioned entries
 }
 
 // entry reads element i of the entries array; ok is false when the entry
@@ -441,6 +453,9 @@ func (p *entryParser) resolve(path, raw string) string {
 		return ""
 	}
 	if u.IsAbs() {
+		if !strings.Contains(u.Path, "/.") {
+			return u.String() // nothing for resolution to change; skip its copy
+		}
 		return (&url.URL{}).ResolveReference(u).String()
 	}
 	if p.base == nil || !p.base.IsAbs() {
@@ -456,32 +471,32 @@ func (p *entryParser) resolve(path, raw string) string {
 // present, identifier alone unique when it is absent. It records e as seen
 // and reports whether e is kept.
 func (p *entryParser) unique(path string, e Entry) bool {
-	s := p.seen[e.Identifier]
-	if s == nil {
-		s = &idVersions{}
-		p.seen[e.Identifier] = s
-	}
+	seen := p.ids[e.Identifier]
 	if e.Version == "" {
-		if s.unversioned {
+		if seen&idUnversioned != 0 {
 			p.fl.Add(finding.Error, "duplicate_identifier", path, fmt.Sprintf("identifier %q repeats an earlier entry without a version; skipped", e.Identifier))
 			return false
 		}
-		if len(s.versions) > 0 {
+		if seen&idVersioned != 0 {
 			p.fl.Add(finding.Warning, "duplicate_identifier_unversioned", path, fmt.Sprintf("identifier %q appears in earlier entries with a version, but not here", e.Identifier))
 		}
-		s.unversioned = true
+		p.ids[e.Identifier] = seen | idUnversioned
 		return true
 	}
-	if s.versions[e.Version] {
-		p.fl.Add(finding.Error, "duplicate_identifier", path, fmt.Sprintf("identifier %q with version %q repeats an earlier entry; skipped", e.Identifier, e.Version))
-		return false
+	key := [2]string{e.Identifier, e.Version}
+	if seen&idVersioned != 0 {
+		if _, dup := p.versions[key]; dup {
+			p.fl.Add(finding.Error, "duplicate_identifier", path, fmt.Sprintf("identifier %q with version %q repeats an earlier entry; skipped", e.Identifier, e.Version))
+			return false
+		}
 	}
-	if s.unversioned {
+	if seen&idUnversioned != 0 {
 		p.fl.Add(finding.Warning, "duplicate_identifier_unversioned", path, fmt.Sprintf("identifier %q appears in an earlier entry without a version", e.Identifier))
 	}
-	if s.versions == nil {
-		s.versions = map[string]bool{}
+	if p.versions == nil {
+		p.versions = make(map[[2]string]struct{}, len(p.ids))
 	}
-	s.versions[e.Version] = true
+	p.versions[key] = struct{}{}
+	p.ids[e.Identifier] = seen | idVersioned
 	return true
 }
