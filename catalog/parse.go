@@ -78,8 +78,8 @@ func (e Entry) DataPath() string { return e.Path() + "/data" }
 // versions, duplicates) is a finding on a usable Catalog.
 func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, error) {
 	var fl finding.List
-	fail := func(code string, err error) (*Catalog, finding.List, error) {
-		fl.Add(finding.Error, code, "", err.Error())
+	fail := func(code, path string, err error) (*Catalog, finding.List, error) {
+		fl.Add(finding.Error, code, path, err.Error())
 		return nil, fl, err
 	}
 
@@ -91,15 +91,15 @@ func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, er
 	start := skipWS(b, 0)
 	switch {
 	case start == len(b):
-		return fail("not_json", fmt.Errorf("%w: empty body", ErrNotJSON))
+		return fail("not_json", "", fmt.Errorf("%w: empty body", ErrNotJSON))
 	case LooksLikeHTML(b):
-		return fail("not_json", fmt.Errorf("%w: the body is an html page", ErrNotJSON))
+		return fail("not_json", "", fmt.Errorf("%w: the body is an html page", ErrNotJSON))
 	case !json.Valid(b):
 		var raw json.RawMessage
 		err := json.Unmarshal(b, &raw) // only to describe the syntax error
-		return fail("not_json", fmt.Errorf("%w: %v", ErrNotJSON, err))
+		return fail("not_json", "", fmt.Errorf("%w: %v", ErrNotJSON, err))
 	case b[start] != '{':
-		return fail("not_catalog", fmt.Errorf("%w: the top-level value is %s, not an object", ErrNotCatalog, jsonKind(b[start:])))
+		return fail("not_catalog", "", fmt.Errorf("%w: the top-level value is %s, not an object", ErrNotCatalog, jsonKind(b[start:])))
 	}
 	// One copy, so that every RawMessage handed out can sub-slice it without
 	// aliasing the caller's buffer.
@@ -137,13 +137,13 @@ func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, er
 	sv, err := specVersion(specRaw, &vf)
 	if err != nil {
 		fl = append(fl, vf...)
-		return fail("spec_version_unsupported", err)
+		return fail("spec_version_unsupported", "/specVersion", err)
 	}
 	if entriesRaw == nil || isNull(entriesRaw) {
-		return fail("not_catalog", fmt.Errorf("%w: no entries member%s", ErrNotCatalog, lookalike(specRaw != nil, others)))
+		return fail("not_catalog", "", fmt.Errorf("%w: no entries member%s", ErrNotCatalog, lookalike(specRaw != nil, others)))
 	}
 	if entriesRaw[0] != '[' {
-		return fail("not_catalog", fmt.Errorf("%w: entries is %s, not an array", ErrNotCatalog, jsonKind(entriesRaw)))
+		return fail("not_catalog", "/entries", fmt.Errorf("%w: entries is %s, not an array", ErrNotCatalog, jsonKind(entriesRaw)))
 	}
 	fl = append(fl, vf...)
 
