@@ -1,0 +1,462 @@
+package discover
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cardcrawl/cardcrawl/catalog"
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/finding"
+	"github.com/cardcrawl/cardcrawl/servercard"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// Classes the crawler adds to fetch's, for documents that arrived but are
+// not what was asked for.
+const (
+	ClassNotJSON         = "not_json"
+	ClassSoft404         = "soft_404"
+	ClassInvalidDocument = "invalid_document"
+)
+
+// Accept headers. Some hosts answer 406 unless their exact media type is
+// listed, so it comes first; plain JSON is still welcome.
+const (
+	acceptCatalog = catalog.MediaTypeCatalog + ", application/json;q=0.9"
+	acceptCard    = catalog.MediaTypeServerCard + ", application/json;q=0.9"
+	acceptHTML    = "text/html, application/xhtml+xml;q=0.9"
+)
+
+// Observation kinds.
+const (
+	kindCatalog  = "catalog"
+	kindCard     = "card"
+	kindHomePage = "home_page"
+	kindLegacy   = "legacy"
+)
+
+// Freshness when a response says nothing (Cache-Control max-age wins when
+// present, clamped to [minFresh, maxFresh]). Misses are cached too: most
+// domains publish nothing, and asking again every run is impolite.
+const (
+	defaultFresh = time.Hour
+	missFresh    = 24 * time.Hour
+	failFresh    = time.Hour
+	minFresh     = time.Minute
+	maxFresh     = 7 * 24 * time.Hour
+)
+
+// legacyCardPaths and legacyCatalogPaths are pre-AI-Catalog locations still
+// common in the wild (research: catalog-and-card.md §1.12).
+var (
+	legacyCardPaths    = []string{"/.well-known/mcp/server-card.json", "/.well-known/mcp.json"}
+	legacyCatalogPaths = []string{"/.well-known/mcp/catalog.json"}
+)
+
+// domainCrawl is the state of one domain's crawl.
+type domainCrawl struct {
+	c       *crawler
+	domain  string
+	result  store.DomainResult
+	visited map[string]bool // catalog URLs fetched in this traversal
+	cards   int             // card fetches spent
+	failed  map[string]int  // card failure classes, for the reason line
+	entries int             // card entries seen
+	// probe inputs kept in memory for the probe phase
+	remotes []remoteRef
+}
+
+// remoteRef is what the probe phase needs of a remote found this run.
+type remoteRef struct {
+	Remote  servercard.Remote
+	Norm    string
+	CardKey string
+	CardSHA string
+	Card    *servercard.Card
+}
+
+func (c *crawler) crawlDomain(ctx context.Context, domain string) *domainCrawl {
+	d := &domainCrawl{
+		c:       c,
+		domain:  domain,
+		visited: map[string]bool{},
+		failed:  map[string]int{},
+		result:  store.DomainResult{Domain: domain, RunID: c.runID},
+	}
+	d.run(ctx)
+	return d
+}
+
+func (d *domainCrawl) now() time.Time { return d.c.opts.Now() }
+
+func (d *domainCrawl) run(ctx context.Context) {
+	wellKnown := "https://" + d.domain + catalog.WellKnownPath
+	f := d.get(ctx, kindCatalog, wellKnown, acceptCatalog)
+	ok := d.rootCatalog(ctx, f)
+	if !ok && f.miss() && d.c.opts.FollowLinks {
+		ok = d.followLinks(ctx)
+	}
+	if !ok && f.miss() && d.c.opts.LegacyPaths {
+		ok = d.legacy(ctx)
+	}
+	if !ok {
+		d.result.Outcome = store.OutcomeFailed
+		if f.miss() {
+			d.result.Outcome = store.OutcomeNoCatalog
+			d.result.Definitive = true
+		}
+		d.result.Class = f.obs.Class
+		d.result.Reason = f.obs.Reason
+		d.result.NextFetchAfter = d.nextFetch(f, false)
+		return
+	}
+	d.result.Outcome = store.OutcomeCatalog
+	d.result.Class = ""
+	d.result.Definitive = true
+	d.result.Reason = d.reason()
+	d.result.NextFetchAfter = d.nextFetch(f, true)
+}
+
+// miss says the server told us plainly there is nothing there: 404, 410
+// Gone, or a "not found" page served with 200.
+func (f *fetched) miss() bool {
+	return f.obs.Class == fetch.ClassHTTP404 || f.obs.Class == ClassSoft404 ||
+		(f.obs.Class == fetch.ClassHTTP4xx && f.obs.Status == 410)
+}
+
+func (d *domainCrawl) reason() string {
+	n := len(d.result.Cards)
+	parts := []string{fmt.Sprintf("%d catalog(s), %d server card entr%s, %d card(s) read",
+		len(d.result.Catalogs), d.entries, plural(d.entries, "y", "ies"), n)}
+	if len(d.failed) > 0 {
+		var fs []string
+		for k, v := range d.failed {
+			fs = append(fs, fmt.Sprintf("%s×%d", k, v))
+		}
+		sort.Strings(fs)
+		parts = append(parts, "card failures: "+strings.Join(fs, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func (d *domainCrawl) nextFetch(f *fetched, ok bool) time.Time {
+	fresh := failFresh
+	switch {
+	case f.resp != nil && f.resp.MaxAge != nil:
+		fresh = time.Duration(*f.resp.MaxAge) * time.Second
+		fresh = min(max(fresh, minFresh), maxFresh)
+	case ok:
+		fresh = defaultFresh
+	case f.miss():
+		fresh = missFresh
+	}
+	return d.now().Add(fresh)
+}
+
+// fetched is one fetch, its observation (not yet written), and the body to
+// work with: for a 304 the body is the stored one the validators describe.
+type fetched struct {
+	obs      store.Observation
+	resp     *fetch.Response
+	body     []byte // nil when the fetch failed
+	finalURL string
+}
+
+// get fetches a URL conditionally and classifies what came back. The
+// observation is written by record, after the caller has judged the content.
+func (d *domainCrawl) get(ctx context.Context, kind, rawURL, accept string) *fetched {
+	st := d.c.opts.Store
+	req := fetch.Request{URL: rawURL, Accept: accept}
+	v, haveV, err := st.LastValidators(ctx, rawURL)
+	if err != nil {
+		d.c.opts.Logger.Warn("reading validators", "url", rawURL, "err", err)
+	}
+	if haveV {
+		req.IfNoneMatch, req.IfModifiedSince = v.ETag, v.LastModified
+	}
+	started := d.now()
+	resp := d.c.opts.Fetch.Get(ctx, req)
+	f := &fetched{resp: resp, finalURL: resp.FinalURL}
+	f.obs = store.Observation{
+		RunID: d.c.runID, Domain: d.domain, Kind: kind, URL: rawURL, FetchedAt: started,
+		Status: resp.Status, Class: resp.Class, ContentType: resp.ContentType, ETag: resp.ETag,
+		LastModified: resp.LastModified, MaxAge: resp.MaxAge, Duration: resp.Duration,
+		FinalURL: resp.FinalURL, Redirects: resp.Redirects, NotModified: resp.NotModified,
+	}
+	if resp.Err != nil {
+		f.obs.Reason = resp.Err.Error()
+	}
+	switch {
+	case resp.Class != "":
+		return f
+	case resp.NotModified && haveV:
+		body, err := st.Document(ctx, v.SHA256)
+		if err != nil {
+			f.obs.Class, f.obs.Reason = fetch.ClassConnect, "304 but the stored body is missing: "+err.Error()
+			return f
+		}
+		f.body = body
+		if f.finalURL == "" || f.finalURL == rawURL {
+			f.finalURL = v.FinalURL
+		}
+	default:
+		f.body = resp.Body
+		f.obs.SHA256 = resp.SHA256
+		f.obs.Size = int64(len(resp.Body))
+	}
+	if f.finalURL == "" {
+		f.finalURL = rawURL
+	}
+	switch {
+	case kind == kindHomePage:
+		// A page, not a document: HTML is what we asked for.
+	case catalog.LooksLikeHTML(f.body):
+		f.fail(ClassSoft404, "an HTML page where JSON was expected")
+	case !json.Valid(f.body):
+		f.fail(ClassNotJSON, "the body is not JSON")
+	}
+	return f
+}
+
+// fail marks a fetch that arrived but cannot be used. The body stays
+// referenced by its hash so the evidence is kept.
+func (f *fetched) fail(class, reason string) {
+	f.obs.Class, f.obs.Reason = class, reason
+}
+
+func (f *fetched) ok() bool { return f.obs.Class == "" && f.body != nil }
+
+// record writes the observation (and a new body) to the store.
+func (d *domainCrawl) record(ctx context.Context, f *fetched) {
+	var body []byte
+	if f.obs.SHA256 != "" && !f.obs.NotModified {
+		body = f.resp.Body
+	}
+	if err := d.c.opts.Store.AddObservation(ctx, f.obs, body); err != nil {
+		d.c.opts.Logger.Error("recording observation", "url", f.obs.URL, "err", err)
+	}
+}
+
+// rootCatalog handles the domain's well-known catalog. It reports whether a
+// catalog was read.
+func (d *domainCrawl) rootCatalog(ctx context.Context, f *fetched) bool {
+	d.visited[f.obs.URL] = true
+	if !f.ok() {
+		d.record(ctx, f)
+		return false
+	}
+	ok := d.catalogDoc(ctx, f, "", 0)
+	if ok {
+		d.result.CatalogURL = f.obs.URL
+	}
+	return ok
+}
+
+// catalogDoc parses a fetched catalog, records it, and walks its entries.
+func (d *domainCrawl) catalogDoc(ctx context.Context, f *fetched, parent string, depth int) bool {
+	base, _ := url.Parse(f.finalURL)
+	cat, findings, err := catalog.Parse(f.body, base, catalog.Options{MaxEntries: d.c.opts.MaxEntries})
+	if err != nil {
+		f.fail(docClass(err), err.Error())
+		d.record(ctx, f)
+		return false
+	}
+	d.record(ctx, f)
+	d.walk(ctx, cat, findings, catalogNode{key: f.obs.URL, parent: parent, depth: depth, base: base, sha: sha256Hex(f.body)})
+	return true
+}
+
+// docClass maps a parse error to a crawl class.
+func docClass(err error) string {
+	if errors.Is(err, catalog.ErrNotJSON) {
+		return ClassNotJSON
+	}
+	return ClassInvalidDocument
+}
+
+type catalogNode struct {
+	key    string // URL, or parent key plus a JSON pointer for inline catalogs
+	parent string
+	depth  int
+	base   *url.URL
+	sha    string
+}
+
+// walk records a parsed catalog and follows its entries.
+func (d *domainCrawl) walk(ctx context.Context, cat *catalog.Catalog, findings finding.List, n catalogNode) {
+	for _, e := range cat.Entries {
+		d.result.Entries = append(d.result.Entries, store.EntryRecord{
+			CatalogURL: n.key, Identifier: e.Identifier, Version: e.Version, Type: e.Type, URL: e.URL,
+			ResolvedURL: e.ResolvedURL, Inline: e.Data != nil, DisplayName: e.DisplayName, Raw: e.Raw,
+		})
+		switch e.Essence {
+		case catalog.MediaTypeCatalog:
+			d.nested(ctx, e, n, &findings)
+		case catalog.MediaTypeServerCard, mediaTypeServerJSON:
+			d.entries++
+			d.cardEntry(ctx, e, n, &findings)
+		}
+	}
+	base := ""
+	if n.base != nil {
+		base = n.base.String()
+	}
+	d.result.Catalogs = append(d.result.Catalogs, store.CatalogRecord{
+		URL: n.key, ParentURL: n.parent, Depth: n.depth, BaseURL: base, SpecVersion: cat.SpecVersion,
+		SHA256: n.sha, EntryCount: cat.EntryCount, Findings: nonNilFindings(findings),
+	})
+}
+
+// mediaTypeServerJSON was briefly the card's type and is proposed for
+// server.json; the fetched document's own $schema decides what it is.
+const mediaTypeServerJSON = "application/mcp-server+json"
+
+func nonNilFindings(l finding.List) finding.List {
+	if l == nil {
+		return finding.List{}
+	}
+	return l
+}
+
+func pointerKey(parent, ptr string) string {
+	if strings.Contains(parent, "#") {
+		return parent + ptr
+	}
+	return parent + "#" + ptr
+}
+
+// nested follows a nested catalog entry, inline or by URL.
+func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode, findings *finding.List) {
+	if n.depth+1 > d.c.opts.MaxDepth {
+		findings.Add(finding.Warning, "nesting_too_deep", e.Path(),
+			fmt.Sprintf("nested catalog not followed: depth %d exceeds the limit of %d", n.depth+1, d.c.opts.MaxDepth))
+		return
+	}
+	if e.Data != nil {
+		cat, fs, err := catalog.Parse(e.Data, n.base, catalog.Options{MaxEntries: d.c.opts.MaxEntries})
+		if err != nil {
+			findings.Add(finding.Error, "nested_catalog_invalid", e.Path()+"/data", err.Error())
+			return
+		}
+		d.walk(ctx, cat, fs, catalogNode{key: pointerKey(n.key, e.Path()+"/data"), parent: n.key,
+			depth: n.depth + 1, base: n.base, sha: sha256Hex(e.Data)})
+		return
+	}
+	target := entryTarget(e)
+	if target == "" {
+		findings.Add(finding.Error, "nested_catalog_unresolvable", e.Path(), "nested catalog URL cannot be resolved: "+e.URL)
+		return
+	}
+	if d.visited[target] {
+		findings.Add(finding.Warning, "catalog_cycle", e.Path(), "nested catalog already visited in this traversal: "+target)
+		return
+	}
+	if d.cards >= d.c.opts.MaxCards {
+		findings.Add(finding.Warning, "domain_budget_exhausted", e.Path(), "per-domain fetch budget spent; not followed")
+		return
+	}
+	d.visited[target] = true
+	d.cards++
+	f := d.get(ctx, kindCatalog, target, acceptCatalog)
+	if !f.ok() {
+		d.record(ctx, f)
+		findings.Add(finding.Error, "nested_catalog_failed", e.Path(), fmt.Sprintf("%s: %s", f.obs.Class, f.obs.Reason))
+		return
+	}
+	if !d.catalogDoc(ctx, f, n.key, n.depth+1) {
+		findings.Add(finding.Error, "nested_catalog_failed", e.Path(), fmt.Sprintf("%s: %s", f.obs.Class, f.obs.Reason))
+	}
+}
+
+// cardEntry reads a Server Card entry, inline or by URL.
+func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogNode, findings *finding.List) {
+	if e.Data != nil {
+		d.card(n.key, e, pointerKey(n.key, e.Path()+"/data"), "", e.Data, true)
+		return
+	}
+	target := entryTarget(e)
+	if target == "" {
+		findings.Add(finding.Error, "card_url_unresolvable", e.Path(), "card URL cannot be resolved: "+e.URL)
+		d.failed["unresolvable"]++
+		return
+	}
+	if d.cards >= d.c.opts.MaxCards {
+		findings.Add(finding.Warning, "domain_budget_exhausted", e.Path(), "per-domain fetch budget spent; card not fetched")
+		d.failed["budget"]++
+		return
+	}
+	d.cards++
+	f := d.get(ctx, kindCard, target, acceptCard)
+	if !f.ok() {
+		d.record(ctx, f)
+		d.failed[f.obs.Class]++
+		return
+	}
+	d.record(ctx, f)
+	d.card(n.key, e, target, target, f.body, false)
+}
+
+// card validates a card and records it, its remotes and the listing chain.
+func (d *domainCrawl) card(catalogKey string, e catalog.Entry, key, sourceURL string, raw []byte, inline bool) {
+	res := d.c.opts.Validator.Check(raw)
+	sha := sha256Hex(raw)
+	card := res.Card
+	if card == nil {
+		card = &servercard.Card{}
+	}
+	cardJSON, _ := json.Marshal(card)
+	d.result.Cards = append(d.result.Cards, store.CardRecord{
+		Key: key, SourceURL: sourceURL, Inline: inline, SHA256: sha, Schema: card.Schema, Name: card.Name,
+		Title: card.Title, Version: card.Version, Description: card.Description, WebsiteURL: card.WebsiteURL,
+		Grade: string(res.Grade), Findings: nonNilFindings(res.Findings), JSON: cardJSON,
+	})
+	listed := 0
+	for _, r := range card.Remotes {
+		norm, err := servercard.NormalizeURL(r.URL)
+		if err != nil || norm == "" {
+			continue
+		}
+		rj, _ := json.Marshal(r)
+		d.result.Remotes = append(d.result.Remotes, store.RemoteRecord{
+			URLNorm: norm, URL: r.URL, Type: r.Type, Templated: servercard.IsTemplate(r.URL), CardKey: key, JSON: rj,
+		})
+		d.result.Listings = append(d.result.Listings, store.ListingRecord{
+			CatalogURL: catalogKey, Identifier: e.Identifier, CardKey: key, RemoteNorm: norm,
+		})
+		d.remotes = append(d.remotes, remoteRef{Remote: r, Norm: norm, CardKey: key, CardSHA: sha, Card: card})
+		listed++
+	}
+	if listed == 0 {
+		d.result.Listings = append(d.result.Listings, store.ListingRecord{CatalogURL: catalogKey, Identifier: e.Identifier, CardKey: key})
+	}
+}
+
+// entryTarget is the URL to fetch for an entry. A URL the parser could not
+// resolve (a {placeholder}, say) is still handed to the fetch guard as
+// written, so its refusal is recorded with a class like any other failure.
+func entryTarget(e catalog.Entry) string {
+	if e.ResolvedURL != "" {
+		return e.ResolvedURL
+	}
+	return e.URL
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

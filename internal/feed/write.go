@@ -1,0 +1,198 @@
+package feed
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/cardcrawl/cardcrawl/servercard"
+)
+
+// Formats accepted by Write.
+var Formats = []string{"json", "jsonl", "csv", "ai-catalog"}
+
+// Write writes records in the named format.
+func Write(w io.Writer, format string, records []Record) error {
+	switch format {
+	case "jsonl":
+		return writeJSONL(w, records)
+	case "json":
+		return writeJSON(w, RegistryList(records))
+	case "csv":
+		return writeCSV(w, records)
+	case "ai-catalog":
+		return writeJSON(w, AICatalog(records))
+	default:
+		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+	}
+}
+
+func writeJSONL(w io.Writer, records []Record) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, r := range records {
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("write jsonl: %w", err)
+		}
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}
+
+// CSVHeader names the CSV columns, in order.
+var CSVHeader = []string{"endpoint", "transport", "templated", "name", "title", "version", "grade", "card_url",
+	"listed_by", "first_seen", "last_seen", "probe_outcome", "tool_count"}
+
+func writeCSV(w io.Writer, records []Record) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	for _, r := range records {
+		outcome, tools := "", ""
+		if r.Probe != nil {
+			outcome = r.Probe.Outcome
+			if r.Probe.ToolCount != nil {
+				tools = strconv.Itoa(*r.Probe.ToolCount)
+			}
+		}
+		cardURL := r.CardURL
+		if cardURL == "" {
+			cardURL = r.CardKey
+		}
+		if err := cw.Write([]string{r.Endpoint, r.Transport, strconv.FormatBool(r.Templated), r.Name, r.Title,
+			r.Version, r.Grade, cardURL, strings.Join(r.Domains(), " "), r.FirstSeen, r.LastSeen, outcome, tools}); err != nil {
+			return fmt.Errorf("write csv: %w", err)
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// RegistrySchema is the server.json schema the Registry-compatible feed claims.
+const RegistrySchema = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
+
+// MetaKey is the namespaced _meta key under which the feed says where each
+// server was found.
+const MetaKey = "io.github.cardcrawl/discovery"
+
+// RegistryEntry is one server in the Registry v0.1 list shape.
+type RegistryEntry struct {
+	Server map[string]any `json:"server"`
+	Meta   map[string]any `json:"_meta"`
+}
+
+// RegistryListing is the Registry v0.1 `GET /v0.1/servers` envelope.
+type RegistryListing struct {
+	Servers  []RegistryEntry `json:"servers"`
+	Metadata map[string]any  `json:"metadata"`
+}
+
+// RegistryList groups endpoint records by the card that declares them, so
+// each card becomes one server.json-shaped entry carrying the remotes found
+// for it, with the discovery facts under a namespaced _meta key.
+func RegistryList(records []Record) RegistryListing {
+	type group struct {
+		rec     Record
+		remotes []servercard.Remote
+		found   []Record
+	}
+	var order []string
+	groups := map[string]*group{}
+	for _, r := range records {
+		g, ok := groups[r.CardKey]
+		if !ok {
+			g = &group{rec: r}
+			groups[r.CardKey] = g
+			order = append(order, r.CardKey)
+		}
+		g.found = append(g.found, r)
+		if r.Endpoint == "" || r.card == nil {
+			continue
+		}
+		for _, rm := range r.card.Remotes {
+			if rm.URL == r.Endpoint {
+				g.remotes = append(g.remotes, rm)
+				break
+			}
+		}
+	}
+	out := RegistryListing{Servers: []RegistryEntry{}}
+	for _, key := range order {
+		g := groups[key]
+		srv := map[string]any{"$schema": RegistrySchema, "name": g.rec.Name, "description": g.rec.Description,
+			"version": g.rec.Version}
+		if g.rec.Title != "" {
+			srv["title"] = g.rec.Title
+		}
+		if g.rec.WebsiteURL != "" {
+			srv["websiteUrl"] = g.rec.WebsiteURL
+		}
+		if g.rec.Repository != nil {
+			srv["repository"] = g.rec.Repository
+		}
+		if g.rec.card != nil && len(g.rec.card.Icons) > 0 {
+			srv["icons"] = g.rec.card.Icons
+		}
+		if len(g.remotes) > 0 {
+			srv["remotes"] = g.remotes
+		}
+		found := make([]map[string]any, 0, len(g.found))
+		for _, f := range g.found {
+			m := map[string]any{"endpoint": f.Endpoint, "listedBy": f.ListedBy, "firstSeen": f.FirstSeen, "lastSeen": f.LastSeen}
+			if f.Probe != nil {
+				m["probe"] = f.Probe
+			}
+			found = append(found, m)
+		}
+		out.Servers = append(out.Servers, RegistryEntry{Server: srv, Meta: map[string]any{MetaKey: map[string]any{
+			"cardUrl": g.rec.CardURL, "cardKey": g.rec.CardKey, "grade": g.rec.Grade, "findings": g.rec.Findings,
+			"endpoints": found,
+		}}})
+	}
+	out.Metadata = map[string]any{"count": len(out.Servers)}
+	return out
+}
+
+// AICatalog publishes the discovered cards as an AI Catalog. Identifiers are
+// cardcrawl's own (not urn:air): the spec requires an operator that is not
+// the publisher to use identifiers under its own control.
+func AICatalog(records []Record) map[string]any {
+	entries := []map[string]any{}
+	seen := map[string]bool{}
+	for _, r := range records {
+		if seen[r.CardKey] {
+			continue
+		}
+		seen[r.CardKey] = true
+		e := map[string]any{"identifier": "cardcrawl:card:" + r.CardKey, "type": "application/mcp-server-card+json"}
+		if r.Title != "" {
+			e["displayName"] = r.Title
+		}
+		if r.CardURL != "" && !r.CardInline {
+			e["url"] = r.CardURL
+		} else if r.card != nil {
+			e["data"] = r.card
+		} else {
+			continue
+		}
+		entries = append(entries, e)
+	}
+	return map[string]any{
+		"specVersion": "1.0",
+		"host":        map[string]any{"displayName": "cardcrawl discovered servers"},
+		"entries":     entries,
+	}
+}
