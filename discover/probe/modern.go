@@ -107,6 +107,9 @@ func (r *run) serverInfoFromMeta(meta map[string]json.RawMessage) {
 
 // capStrings bounds a server-supplied list.
 func capStrings(in []string, n, each int) []string {
+	if len(in) == 0 {
+		return nil
+	}
 	out := make([]string, 0, min(len(in), n))
 	for _, s := range in {
 		if len(out) == n {
