@@ -1,0 +1,175 @@
+package store_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+func open(t *testing.T, path string, now func() time.Time) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), path, store.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestOpenTwiceKeepsData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	ctx := context.Background()
+	db := open(t, path, nil)
+	if _, _, err := db.Enqueue(ctx, []string{"example.com"}, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db2 := open(t, path, nil) // migrations must not re-run
+	rows, err := db2.Domains(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Domain != "example.com" || rows[0].State != store.StatePending {
+		t.Errorf("domains after reopen = %+v", rows)
+	}
+}
+
+// TestEnqueueFreshness checks the frontier: new and due domains are handed
+// out, fresh ones are not unless forced, and pending ones always are.
+func TestEnqueueFreshness(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	db := open(t, filepath.Join(t.TempDir(), "x.db"), clock)
+	ctx := context.Background()
+	all := []string{"a.example", "b.example", "c.example"}
+	due, fresh, err := db.Enqueue(ctx, all, store.EnqueueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(all, due); diff != "" || len(fresh) != 0 {
+		t.Fatalf("first enqueue: due diff %s, fresh %v", diff, fresh)
+	}
+	// a: fresh for an hour; b: due already; c: left pending (interrupted).
+	for d, next := range map[string]time.Time{"a.example": now.Add(time.Hour), "b.example": now.Add(-time.Minute)} {
+		if err := db.SaveDomain(ctx, store.DomainResult{Domain: d, Outcome: store.OutcomeNoCatalog, Class: "http_404",
+			NextFetchAfter: next, Definitive: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	due, fresh, err = db.Enqueue(ctx, all, store.EnqueueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"b.example", "c.example"}, due); diff != "" {
+		t.Errorf("due (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a.example"}, fresh); diff != "" {
+		t.Errorf("fresh (-want +got):\n%s", diff)
+	}
+	due, _, err = db.Enqueue(ctx, all, store.EnqueueOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(all, due); diff != "" {
+		t.Errorf("forced due (-want +got):\n%s", diff)
+	}
+}
+
+func result(domain string, remotes ...string) store.DomainResult {
+	r := store.DomainResult{Domain: domain, Outcome: store.OutcomeCatalog, Definitive: true,
+		CatalogURL: "https://" + domain + "/.well-known/ai-catalog.json"}
+	card := store.CardRecord{Key: "https://" + domain + "/card", SHA256: "h-" + domain, Name: "com.example/x",
+		Grade: "conformant", JSON: []byte(`{}`)}
+	r.Cards = append(r.Cards, card)
+	for _, u := range remotes {
+		r.Remotes = append(r.Remotes, store.RemoteRecord{URLNorm: u, URL: u, Type: "streamable-http", CardKey: card.Key, JSON: []byte(`{}`)})
+		r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: r.CatalogURL, Identifier: "i", CardKey: card.Key, RemoteNorm: u})
+	}
+	return r
+}
+
+func endpoints(t *testing.T, db *store.DB) []string {
+	t.Helper()
+	ss, err := db.Servers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.EndpointNorm)
+	}
+	return out
+}
+
+func TestSaveDomainIsIdempotentAndRetiresListings(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "x.db"), nil)
+	ctx := context.Background()
+	if _, _, err := db.Enqueue(ctx, []string{"a.example"}, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := result("a.example", "https://one.example/mcp", "https://two.example/mcp")
+	for range 2 {
+		if err := db.SaveDomain(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff([]string{"https://one.example/mcp", "https://two.example/mcp"}, endpoints(t, db)); diff != "" {
+		t.Errorf("after two saves (-want +got):\n%s", diff)
+	}
+	// The domain stops listing two: it leaves the server list, its row stays.
+	if err := db.SaveDomain(ctx, result("a.example", "https://one.example/mcp")); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"https://one.example/mcp"}, endpoints(t, db)); diff != "" {
+		t.Errorf("after retiring (-want +got):\n%s", diff)
+	}
+	var n int
+	if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM listings`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("%d listing rows, want 2 (history kept, one retired)", n)
+	}
+	// A transient failure keeps what was listed.
+	if err := db.SaveDomain(ctx, store.DomainResult{Domain: "a.example", Outcome: store.OutcomeFailed, Class: "http_5xx"}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"https://one.example/mcp"}, endpoints(t, db)); diff != "" {
+		t.Errorf("after a transient failure (-want +got):\n%s", diff)
+	}
+}
+
+func TestObservationsAndValidators(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "x.db"), nil)
+	ctx := context.Background()
+	u := "https://a.example/.well-known/ai-catalog.json"
+	if _, ok, err := db.LastValidators(ctx, u); err != nil || ok {
+		t.Fatalf("validators before any fetch: ok=%v err=%v", ok, err)
+	}
+	body := []byte(`{"specVersion":"1.0","entries":[]}`)
+	if err := db.AddObservation(ctx, store.Observation{Domain: "a.example", Kind: "catalog", URL: u, Status: 200,
+		ETag: `"v1"`, SHA256: "abc", FinalURL: u, FetchedAt: time.Now()}, body); err != nil {
+		t.Fatal(err)
+	}
+	// A 304 carries no body: the validators still come from the 200.
+	if err := db.AddObservation(ctx, store.Observation{Domain: "a.example", Kind: "catalog", URL: u, Status: 304,
+		NotModified: true, FetchedAt: time.Now()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	v, ok, err := db.LastValidators(ctx, u)
+	if err != nil || !ok {
+		t.Fatalf("validators: ok=%v err=%v", ok, err)
+	}
+	if diff := cmp.Diff(store.Validators{ETag: `"v1"`, SHA256: "abc", FinalURL: u}, v); diff != "" {
+		t.Errorf("validators (-want +got):\n%s", diff)
+	}
+	got, err := db.Document(ctx, "abc")
+	if err != nil || string(got) != string(body) {
+		t.Errorf("document = %q, %v", got, err)
+	}
+}
