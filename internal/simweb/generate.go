@@ -273,7 +273,15 @@ func hash64(seed int64, parts ...any) uint64 {
 	for _, p := range parts {
 		_, _ = fmt.Fprintf(h, "|%v", p)
 	}
-	return h.Sum64()
+	// FNV's high bits barely move when only the last byte differs, so mix
+	// them (splitmix64's finaliser) before unit() reads them.
+	x := h.Sum64()
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
 }
 
 // unit maps a hash to [0, 1).

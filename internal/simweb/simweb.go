@@ -42,8 +42,8 @@ type Options struct {
 // Request is what the Web recorded about one request it received.
 type Request struct {
 	Host, Method, Path, Accept, IfNoneMatch, IfModifiedSince, UserAgent string
-	Cookie, Authorization                                              string
-	At                                                                 time.Time
+	Cookie, Authorization                                               string
+	At                                                                  time.Time
 }
 
 // Web is the simulated web. Configure it (fixtures, handlers, generated
