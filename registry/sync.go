@@ -120,18 +120,29 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 		}
 		return res, fmt.Errorf("sync %s: %w", source, err)
 	}
+	// Fetching (with parsing and validation) runs one page ahead of the
+	// writer, so the network and SQLite overlap. Still one request at a
+	// time: the fetcher is the only user of the client.
+	fctx, cancel := context.WithCancel(ctx)
+	pages := make(chan fetched, 1)
+	go fetchPages(fctx, opts, st, pages)
+	defer func() {
+		cancel()
+		for range pages {
+		}
+	}()
 	seen := map[string]bool{}
 	if st.Cursor != "" {
 		seen[st.Cursor] = true
 	}
-	for pages := 0; ; pages++ {
-		if pages >= opts.MaxPages {
-			return fail(fmt.Errorf("%w (%d pages); progress is kept and the next sync resumes", ErrPageCap, opts.MaxPages))
+	for f := range pages {
+		if f.err != nil {
+			if errors.Is(f.err, ErrPageCap) {
+				return fail(fmt.Errorf("%w; progress is kept and the next sync resumes", f.err))
+			}
+			return fail(fmt.Errorf("page %d: %w; progress is kept and the next sync resumes", st.Pages+1, f.err))
 		}
-		resp, err := opts.Client.ListServers(ctx, ListQuery{Cursor: st.Cursor, UpdatedSince: st.SweepSince, IncludeDeleted: true})
-		if err != nil {
-			return fail(fmt.Errorf("page %d: %w; progress is kept and the next sync resumes", st.Pages+1, err))
-		}
+		resp, entries, invalid := f.resp, f.rows, f.invalid
 		if st.SweepStartedAt == "" {
 			started := resp.Date
 			if started.IsZero() {
@@ -139,7 +150,6 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 			}
 			st.SweepStartedAt = stamp(started)
 		}
-		entries, invalid := toRows(resp.Entries, opts.Validator)
 		for _, f := range resp.Findings {
 			f.Message = resp.URL + ": " + f.Message
 			res.Findings = append(res.Findings, f)
@@ -182,6 +192,53 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 			return res, nil
 		}
 		seen[next] = true
+	}
+	// The fetcher only closes the channel early after sending an error.
+	return fail(errors.New("page fetcher stopped unexpectedly"))
+}
+
+type fetched struct {
+	resp    *Response
+	rows    []store.RegistryEntry
+	invalid int
+	err     error
+}
+
+// fetchPages follows the cursor from st, sending each page (or the error
+// that stopped it) in order. It stops after the last page, before a
+// repeated cursor, at the page cap, or when ctx ends.
+func fetchPages(ctx context.Context, opts SyncOptions, st store.RegistrySyncState, out chan<- fetched) {
+	defer close(out)
+	send := func(f fetched) bool {
+		select {
+		case out <- f:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	cursor := st.Cursor
+	seen := map[string]bool{cursor: true}
+	for pages := 0; ; pages++ {
+		if pages >= opts.MaxPages {
+			send(fetched{err: fmt.Errorf("%w (%d pages)", ErrPageCap, opts.MaxPages)})
+			return
+		}
+		resp, err := opts.Client.ListServers(ctx, ListQuery{Cursor: cursor, UpdatedSince: st.SweepSince, IncludeDeleted: true})
+		if err != nil {
+			send(fetched{err: err})
+			return
+		}
+		rows, invalid := toRows(resp.Entries, opts.Validator)
+		if !send(fetched{resp: resp, rows: rows, invalid: invalid}) {
+			return
+		}
+		next := resp.NextCursor
+		if next == "" || seen[next] {
+			return
+		}
+		seen[next] = true
+		cursor = next
 	}
 }
 

@@ -45,6 +45,17 @@ type Double struct {
 	// answer it itself by returning true: faults, 429s, broken pages.
 	Hook     func(w http.ResponseWriter, r *http.Request, n int) bool
 	requests []string
+	unsorted bool // after Load; sorted before the next read
+}
+
+// sortLocked restores the (name, version) order; d.mu must be held.
+func (d *Double) sortLocked() {
+	if d.unsorted {
+		sort.SliceStable(d.entries, func(i, j int) bool {
+			return less(d.entries[i].name, d.entries[i].version, d.entries[j].name, d.entries[j].version)
+		})
+		d.unsorted = false
+	}
 }
 
 // New returns an empty double whose Date header and publish times come
@@ -67,6 +78,7 @@ func (d *Double) Publish(server json.RawMessage, latest bool) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.sortLocked()
 	t := d.now().UTC()
 	if latest {
 		for i := range d.entries {
@@ -96,9 +108,7 @@ func (d *Double) Load(server json.RawMessage, o Official) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.entries = append(d.entries, entry{name: key.Name, version: key.Version, server: server, official: o})
-	sort.SliceStable(d.entries, func(i, j int) bool {
-		return less(d.entries[i].name, d.entries[i].version, d.entries[j].name, d.entries[j].version)
-	})
+	d.unsorted = true
 	return nil
 }
 
@@ -209,6 +219,7 @@ func (d *Double) list(w http.ResponseWriter, r *http.Request) {
 	cName, cVersion, hasVersion := strings.Cut(cursor, ":")
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.sortLocked()
 	out := listResponse{Servers: []serverResponse{}}
 	for _, e := range d.entries {
 		if cursor != "" {

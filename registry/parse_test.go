@@ -1,0 +1,129 @@
+package registry_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/registry"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// The real handlers' bodies must parse: envelope, field names, time format.
+func TestParseRecordedResponses(t *testing.T) {
+	var rec struct {
+		Responses []struct {
+			Request string          `json:"request"`
+			Status  int             `json:"status"`
+			Body    json.RawMessage `json:"body"`
+		} `json:"responses"`
+	}
+	if err := json.Unmarshal(readFixture(t, "api-responses.stubbed.json"), &rec); err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		Names      []string
+		NextCursor string
+		Latest     []bool
+	}
+	want := map[string]got{
+		"GET /v0.1/servers?limit=100": {Names: []string{"io.github.domdomegg/airtable-mcp-server@1.7.2", "io.github.domdomegg/airtable-mcp-server@1.7.3", "io.github.domdomegg/time-mcp-nuget@1.0.8", "io.github.domdomegg/time-mcp-pypi@1.0.6"},
+			Latest: []bool{false, true, true, true}},
+		"GET /v0.1/servers?limit=2": {Names: []string{"io.github.domdomegg/airtable-mcp-server@1.7.2", "io.github.domdomegg/airtable-mcp-server@1.7.3"},
+			NextCursor: "io.github.domdomegg/airtable-mcp-server:1.7.3", Latest: []bool{false, true}},
+		"GET /v0.1/servers/io.github.domdomegg%2Fairtable-mcp-server/versions": {Names: []string{"io.github.domdomegg/airtable-mcp-server@1.7.2", "io.github.domdomegg/airtable-mcp-server@1.7.3"},
+			Latest: []bool{false, true}},
+	}
+	seen := 0
+	for _, r := range rec.Responses {
+		w, ok := want[r.Request]
+		if !ok {
+			continue
+		}
+		seen++
+		p, err := registry.ParseListPage(r.Body)
+		if err != nil {
+			t.Fatalf("%s: %v", r.Request, err)
+		}
+		var g got
+		g.NextCursor = p.NextCursor
+		for _, e := range p.Entries {
+			g.Names = append(g.Names, e.Server.Name+"@"+e.Server.Version)
+			if e.Official == nil || e.Official.PublishedAt.IsZero() || e.Official.Status == "" {
+				t.Errorf("%s: %s lacks official metadata", r.Request, e.Server.Name)
+				continue
+			}
+			g.Latest = append(g.Latest, e.Official.IsLatest)
+		}
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", r.Request, diff)
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("matched %d recorded responses, want %d", seen, len(want))
+	}
+}
+
+func TestPickLatest(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339Nano) }
+	tests := []struct {
+		name string
+		vs   []store.RegistryVersion
+		want string
+	}{
+		{"semver beats string order", []store.RegistryVersion{{Version: "1.10.0"}, {Version: "1.9.0"}}, "1.10.0"},
+		{"release beats prerelease", []store.RegistryVersion{{Version: "2.0.0-rc.1"}, {Version: "2.0.0"}}, "2.0.0"},
+		{"numeric prerelease order", []store.RegistryVersion{{Version: "2.0.0-rc.10"}, {Version: "2.0.0-rc.9"}}, "2.0.0-rc.10"},
+		{"semver beats non-semver", []store.RegistryVersion{{Version: "2024.1", PublishedAt: at(time.Hour)}, {Version: "0.1.0"}}, "0.1.0"},
+		{"non-semver by publishedAt", []store.RegistryVersion{{Version: "b", PublishedAt: at(0)}, {Version: "a", PublishedAt: at(500 * time.Millisecond)}}, "a"},
+		{"deleted skipped", []store.RegistryVersion{{Version: "2.0.0", Status: "deleted"}, {Version: "1.0.0", Status: "active"}}, "1.0.0"},
+		{"all deleted", []store.RegistryVersion{{Version: "2.0.0", Status: "deleted"}, {Version: "1.0.0", Status: "deleted"}}, "2.0.0"},
+		{"none", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := registry.PickLatest(tt.vs); got != tt.want {
+				t.Errorf("PickLatest = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	v := validator(t)
+	const cur = `"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",`
+	tests := []struct {
+		name string
+		doc  string
+		want []string // codes
+	}{
+		{"valid", `{` + cur + `"name":"com.example/weather","description":"d","version":"1.0.0"}`, nil},
+		{"short name", `{` + cur + `"name":"com.example/a","description":"d","version":"1.0.0"}`, []string{"invalid_server_name"}},
+		{"range", `{` + cur + `"name":"com.example/ab","description":"d","version":"^1.0.0"}`, []string{"version_looks_like_range"}},
+		{"latest", `{` + cur + `"name":"com.example/ab","description":"d","version":"latest"}`, []string{"reserved_version_string"}},
+		{"http remote", `{` + cur + `"name":"com.example/ab","description":"d","version":"1.0.0","remotes":[{"type":"sse","url":"http://example.com/mcp"}]}`, []string{"invalid_remote_url"}},
+		{"undefined template", `{` + cur + `"name":"com.example/ab","description":"d","version":"1.0.0","remotes":[{"type":"sse","url":"https://{tenant}.example.com/mcp"}]}`, []string{"invalid_templated_url"}},
+		{"defined template", `{` + cur + `"name":"com.example/ab","description":"d","version":"1.0.0","remotes":[{"type":"sse","url":"https://{tenant}.example.com/mcp","variables":{"tenant":{"description":"t"}}}]}`, nil},
+		{"bitbucket", `{` + cur + `"name":"com.example/ab","description":"d","version":"1.0.0","repository":{"url":"https://bitbucket.org/a/b","source":"bitbucket"}}`, []string{"invalid_repository_url"}},
+		{"missing required", `{` + cur + `"name":"com.example/ab","version":"1.0.0"}`, []string{"schema_violation"}},
+		{"draft", `{"$schema":"https://raw.githubusercontent.com/modelcontextprotocol/registry/main/docs/reference/server-json/draft/server.schema.json","name":"com.example/ab","description":"d","version":"1.0.0"}`, []string{"schema_unknown"}},
+		{"unknown schema", `{"$schema":"https://example.com/s.json","name":"com.example/ab","description":"d","version":"1.0.0"}`, []string{"schema_unknown"}},
+		{"snake case 2025-07-09", `{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-07-09/server.schema.json","name":"com.example/ab","description":"d","version":"1.0.0","packages":[{"registry_type":"npm","identifier":"x","version":"1.0.0","transport":{"type":"stdio"}}]}`, []string{"schema_version_deprecated"}},
+		{"not an object", `[1]`, []string{"not_object"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, f := range v.Validate([]byte(tt.doc)) {
+				got = append(got, f.Code)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("codes (-want +got):\n%s\n%v", diff, strings.Join(got, ","))
+			}
+		})
+	}
+}

@@ -1,0 +1,402 @@
+package registry_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/registry"
+	"github.com/cardcrawl/cardcrawl/registry/registrytest"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+func TestSyncFullSweepSeveralPages(t *testing.T) {
+	e := newEnv(t)
+	for _, s := range seedServers(t) {
+		if err := e.double.Publish(s, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.publishN(t, 246) // 250 versions: pages of 100, 100, 50
+	res, err := e.sync(t, e.client(t, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(registry.SyncResult{Source: e.srv.URL, Kind: "full", Pages: 3, Entries: 250, Complete: true,
+		Watermark: e.clock.Now().Add(-5 * time.Minute).Format(time.RFC3339Nano)}, res); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	reqs := e.double.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("requests = %q, want 3", reqs)
+	}
+	if reqs[0] != "/v0.1/servers?include_deleted=true&limit=100" {
+		t.Errorf("first request %q", reqs[0])
+	}
+	// The cursor is name:version; its ':' and '/' must travel encoded.
+	if want := "cursor=com.example.s00099%2Fserver%3A1.0.0"; !strings.Contains(reqs[1], want) {
+		t.Errorf("second request %q lacks %q", reqs[1], want)
+	}
+	n, err := e.db.CountRegistryEntries(context.Background(), "")
+	if err != nil || n != 250 {
+		t.Errorf("stored %d entries (%v), want 250", n, err)
+	}
+	// The seed's two airtable versions: both were published as latest in
+	// order, so 1.7.3 alone is latest, locally and as reported.
+	got := rows(t, e.db)
+	var air []row
+	for _, r := range got {
+		if strings.HasSuffix(r.Name, "/airtable-mcp-server") {
+			air = append(air, r)
+		}
+	}
+	want := []row{
+		{"io.github.domdomegg/airtable-mcp-server", "1.7.2", "active", false, false},
+		{"io.github.domdomegg/airtable-mcp-server", "1.7.3", "active", true, true},
+	}
+	if diff := cmp.Diff(want, air); diff != "" {
+		t.Errorf("airtable rows (-want +got):\n%s", diff)
+	}
+}
+
+func TestResyncDeltaLatestFlipAndDeleted(t *testing.T) {
+	e := newEnv(t)
+	e.publishN(t, 3)
+	// Each sync runs well after the last change, so the watermark's safety
+	// margin does not bring changes back a second time.
+	e.clock.Advance(time.Hour)
+	c := e.client(t, nil)
+	first, err := e.sync(t, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(time.Hour)
+	// A new version flips 1.0.0's isLatest without bumping its updatedAt,
+	// so the delta cannot carry the flip; and another server is deleted.
+	if err := e.double.Publish(genServer(0, "1.1.0"), true); err != nil {
+		t.Fatal(err)
+	}
+	e.double.SetStatus("com.example.s00002/server", "1.0.0", "deleted", "spam")
+	e.clock.Advance(time.Hour)
+	before := len(e.double.Requests())
+	res, err := e.sync(t, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := e.double.Requests()[before:]
+	wantReq := "/v0.1/servers?include_deleted=true&limit=100&updated_since=" + url.QueryEscape(first.Watermark)
+	if diff := cmp.Diff([]string{wantReq}, reqs); diff != "" {
+		t.Errorf("delta requests (-want +got):\n%s", diff)
+	}
+	if res.Kind != "delta" || res.Entries != 2 || !res.Complete {
+		t.Errorf("delta result = %+v", res)
+	}
+	want := []row{
+		{"com.example.s00000/server", "1.0.0", "active", false, true}, // Registry still says latest; we know better
+		{"com.example.s00000/server", "1.1.0", "active", true, true},
+		{"com.example.s00001/server", "1.0.0", "active", true, true},
+		{"com.example.s00002/server", "1.0.0", "deleted", true, true},
+	}
+	if diff := cmp.Diff(want, rows(t, e.db)); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	// Nothing changed since: one request, nothing stored.
+	e.clock.Advance(time.Hour)
+	before = len(e.double.Requests())
+	res, err = e.sync(t, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(e.double.Requests()) - before; got != 1 || res.Entries != 0 {
+		t.Errorf("no-change resync: %d requests, %d entries; want 1, 0", got, res.Entries)
+	}
+	// --full ignores the watermark.
+	res, err = e.sync(t, c, func(o *registry.SyncOptions) { o.Full = true })
+	if err != nil || res.Kind != "full" || res.Entries != 4 {
+		t.Errorf("full resync = %+v, %v", res, err)
+	}
+}
+
+func TestSyncResumesAfterServerError(t *testing.T) {
+	e := newEnv(t)
+	e.publishN(t, 250)
+	fail := true
+	e.double.Hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if fail && strings.Contains(r.URL.RawQuery, "cursor=") {
+			registrytest.Problem(w, http.StatusInternalServerError, "Internal Server Error", "database unavailable")
+			return true
+		}
+		return false
+	}
+	c := e.client(t, nil)
+	res, err := e.sync(t, c, nil)
+	var se *registry.StatusError
+	if !errors.As(err, &se) || se.Status != 500 || !strings.Contains(err.Error(), "database unavailable") {
+		t.Fatalf("err = %v, want a 500 StatusError with the problem detail", err)
+	}
+	if res.Entries != 100 || res.Complete {
+		t.Errorf("interrupted result = %+v", res)
+	}
+	st, err := e.db.RegistrySyncState(context.Background(), e.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Cursor != "com.example.s00099/server:1.0.0" || st.SweepKind != "full" || st.Watermark != "" || st.LastError == "" {
+		t.Errorf("state after failure = %+v", st)
+	}
+	if got := len(e.sleeper.Waits()); got != 2 {
+		t.Errorf("retried %d times, want 2 (MaxRetries)", got)
+	}
+	fail = false
+	res, err = e.sync(t, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Resumed || res.Entries != 150 || !res.Complete {
+		t.Errorf("resumed result = %+v", res)
+	}
+	if n, _ := e.db.CountRegistryEntries(context.Background(), e.srv.URL); n != 250 {
+		t.Errorf("stored %d, want 250", n)
+	}
+}
+
+func TestSyncHonoursRetryAfter(t *testing.T) {
+	e := newEnv(t)
+	e.publishN(t, 2)
+	e.double.Hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if n == 1 {
+			w.Header().Set("Retry-After", "7")
+			registrytest.Problem(w, http.StatusTooManyRequests, "Too Many Requests", "")
+			return true
+		}
+		return false
+	}
+	var ua string
+	e.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ua = r.UserAgent()
+		e.double.ServeHTTP(w, r)
+	})
+	res, err := e.sync(t, e.client(t, func(o *registry.ClientOptions) { o.UserAgent = "cardcrawl-test/1" }), nil)
+	if err != nil || res.Entries != 2 {
+		t.Fatalf("sync = %+v, %v", res, err)
+	}
+	if diff := cmp.Diff([]time.Duration{7 * time.Second}, e.sleeper.Waits()); diff != "" {
+		t.Errorf("waits (-want +got):\n%s", diff)
+	}
+	if ua != "cardcrawl-test/1" {
+		t.Errorf("User-Agent = %q", ua)
+	}
+}
+
+func TestClientPacesRequests(t *testing.T) {
+	e := newEnv(t)
+	e.publishN(t, 250)
+	c := e.client(t, func(o *registry.ClientOptions) { o.RequestsPerSecond = 0 }) // the polite default
+	if _, err := e.sync(t, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The test clock stands still, so every request after the first waits
+	// a full interval: at most 2 per second.
+	if diff := cmp.Diff([]time.Duration{500 * time.Millisecond, 500 * time.Millisecond}, e.sleeper.Waits()); diff != "" {
+		t.Errorf("waits (-want +got):\n%s", diff)
+	}
+}
+
+func TestSyncRetryAfterTooLong(t *testing.T) {
+	e := newEnv(t)
+	e.double.Hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		w.Header().Set("Retry-After", "3600")
+		registrytest.Problem(w, http.StatusServiceUnavailable, "Service Unavailable", "maintenance")
+		return true
+	}
+	_, err := e.sync(t, e.client(t, func(o *registry.ClientOptions) { o.MaxRetryWait = time.Minute }), nil)
+	if err == nil || !strings.Contains(err.Error(), "asked to wait 1h0m0s") {
+		t.Errorf("err = %v", err)
+	}
+	if len(e.sleeper.Waits()) != 0 {
+		t.Errorf("slept %v; should give up at once", e.sleeper.Waits())
+	}
+}
+
+func TestSyncBadPages(t *testing.T) {
+	const valid = `{"server":{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json","name":"com.example/ok","description":"d","version":"1.0.0"},"_meta":{}}`
+	tests := []struct {
+		name        string
+		body        string
+		wantErr     string // substring; "" for success
+		wantEntries int
+		wantCodes   []string
+	}{
+		{name: "not json", body: `<html>oops</html>`, wantErr: "parse server list"},
+		{name: "not the envelope", body: `{"items":[]}`, wantErr: "not a v0.1 server list envelope"},
+		{name: "entry not an object", body: `{"servers":[1,"x",` + valid + `],"metadata":{"count":3}}`, wantEntries: 1,
+			wantCodes: []string{"entry_not_object", "entry_not_object"}},
+		{name: "server missing", body: `{"servers":[{"_meta":{}},` + valid + `],"metadata":{"count":2}}`, wantEntries: 1,
+			wantCodes: []string{"server_not_object"}},
+		{name: "no version", body: `{"servers":[{"server":{"name":"com.example/x"}}],"metadata":{"count":1}}`,
+			wantCodes: []string{"server_missing_key"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			// A previously stored entry must survive whatever comes next.
+			e.publishN(t, 1)
+			c := e.client(t, nil)
+			if _, err := e.sync(t, c, nil); err != nil {
+				t.Fatal(err)
+			}
+			e.double.Hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(tt.body))
+				return true
+			}
+			res, err := e.sync(t, c, func(o *registry.SyncOptions) { o.Full = true })
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if res.Entries != tt.wantEntries {
+				t.Errorf("entries = %d, want %d", res.Entries, tt.wantEntries)
+			}
+			var codes []string
+			for _, f := range res.Findings {
+				codes = append(codes, f.Code)
+			}
+			if diff := cmp.Diff(tt.wantCodes, codes); diff != "" {
+				t.Errorf("finding codes (-want +got):\n%s", diff)
+			}
+			if n, _ := e.db.CountRegistryEntries(context.Background(), ""); n != 1+tt.wantEntries {
+				t.Errorf("stored %d entries, want %d", n, 1+tt.wantEntries)
+			}
+		})
+	}
+}
+
+func TestSyncRepeatingCursor(t *testing.T) {
+	e := newEnv(t)
+	e.double.Hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		w.Write([]byte(`{"servers":[{"server":{"name":"com.example/loop","version":"1.0.0","description":"d"}}],"metadata":{"nextCursor":"com.example/loop:1.0.0","count":1}}`))
+		return true
+	}
+	res, err := e.sync(t, e.client(t, nil), nil)
+	if !errors.Is(err, registry.ErrCursorRepeat) {
+		t.Fatalf("err = %v, want ErrCursorRepeat", err)
+	}
+	if res.Pages != 2 || len(e.double.Requests()) != 2 {
+		t.Errorf("pages = %d, requests = %d; want 2, 2", res.Pages, len(e.double.Requests()))
+	}
+	st, _ := e.db.RegistrySyncState(context.Background(), e.srv.URL)
+	if st.Cursor != "" || st.SweepKind != "" || !strings.Contains(st.LastError, "repeated") {
+		t.Errorf("state = %+v; the looping sweep should be abandoned and the error kept", st)
+	}
+}
+
+func TestSyncPageCap(t *testing.T) {
+	e := newEnv(t)
+	e.publishN(t, 250)
+	res, err := e.sync(t, e.client(t, nil), func(o *registry.SyncOptions) { o.MaxPages = 2 })
+	if !errors.Is(err, registry.ErrPageCap) {
+		t.Fatalf("err = %v, want ErrPageCap", err)
+	}
+	if res.Entries != 200 {
+		t.Errorf("entries = %d, want 200", res.Entries)
+	}
+}
+
+func TestSyncStoresFindingsForOldSchemas(t *testing.T) {
+	e := newEnv(t)
+	old := `{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json","name":"com.example/old","description":"d","version":"1.0.0"}`
+	long := `{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json","name":"com.example/long","description":"` + strings.Repeat("x", 101) + `","version":"1.0.0"}`
+	none := `{"name":"com.example/none","description":"d","version":"1.0.0"}`
+	for _, s := range []string{old, long, none} {
+		if err := e.double.Publish([]byte(s), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := e.sync(t, e.client(t, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Entries != 3 || res.Invalid != 2 {
+		t.Errorf("entries %d invalid %d, want 3 and 2", res.Entries, res.Invalid)
+	}
+	es, err := e.db.RegistryEntries(context.Background(), store.RegistryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, en := range es {
+		got[en.Name] = en.Findings
+	}
+	for name, code := range map[string]string{"com.example/old": "schema_version_deprecated", "com.example/long": "description_too_long", "com.example/none": "schema_field_required"} {
+		if !strings.Contains(got[name], `"code":"`+code+`"`) {
+			t.Errorf("%s findings %s lack %s", name, got[name], code)
+		}
+	}
+}
+
+func TestVersionsEncodesSlash(t *testing.T) {
+	e := newEnv(t)
+	for _, s := range seedServers(t) {
+		if err := e.double.Publish(s, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := e.client(t, nil).Versions(context.Background(), "io.github.domdomegg/airtable-mcp-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Entries) != 2 {
+		t.Errorf("versions = %d, want 2", len(resp.Entries))
+	}
+	if got := e.double.Requests()[0]; got != "/v0.1/servers/io.github.domdomegg%2Fairtable-mcp-server/versions?include_deleted=true" {
+		t.Errorf("request = %q", got)
+	}
+	_, err = e.client(t, nil).Versions(context.Background(), "io.github.domdomegg/nope")
+	var se *registry.StatusError
+	if !errors.As(err, &se) || se.Status != 404 || se.Detail != "Server not found" {
+		t.Errorf("missing server: err = %v", err)
+	}
+}
+
+func TestImportDump(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    []byte
+		want    int
+		wantErr string
+	}{
+		{name: "array of server.json", body: readFixture(t, "seed.current.json"), want: 4},
+		{name: "list envelope", body: []byte(`{"servers":[{"server":{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json","name":"com.example/a","description":"d","version":"1.0.0"},"_meta":{"io.modelcontextprotocol.registry/official":{"status":"deprecated","isLatest":true}}}],"metadata":{"count":1}}`), want: 1},
+		{name: "not json", body: []byte("name,version\n"), wantErr: "parse dump"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			res, err := registry.ImportDump(context.Background(), registry.ImportOptions{Store: e.db, Validator: validator(t), BatchSize: 3}, tt.body)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			n, _ := e.db.CountRegistryEntries(context.Background(), registry.DefaultBaseURL)
+			if res.Entries != tt.want || n != tt.want {
+				t.Errorf("imported %d, stored %d; want %d", res.Entries, n, tt.want)
+			}
+			if st, _ := e.db.RegistrySyncState(context.Background(), registry.DefaultBaseURL); st.Watermark != "" {
+				t.Errorf("a dump must not set a watermark: %+v", st)
+			}
+		})
+	}
+}
