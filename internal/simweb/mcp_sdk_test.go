@@ -121,3 +121,25 @@ func TestGenerateServesMCP(t *testing.T) {
 		t.Errorf("live %d, gone %d: want both", live, gone)
 	}
 }
+
+func TestDemoMCPServers(t *testing.T) {
+	w, _ := startDemo(t)
+	c := w.Client()
+	for _, u := range []string{
+		"https://api.forge-ai.example/mcp",
+		"https://mcp.inline.example/mcp",
+		"https://tools.oldstyle.example/mcp",
+		"https://mcp.sloppy.example/mcp",
+	} {
+		resp, rpc := postInitialize(t, c, u)
+		if resp.StatusCode != 200 || rpc == nil || rpc.Result == nil || rpc.Result.ServerInfo.Name == "" {
+			t.Errorf("%s: status %d, response %+v", u, resp.StatusCode, rpc)
+		}
+	}
+	if resp, _ := postInitialize(t, c, "https://mcp.secure.example/mcp"); resp.StatusCode != 401 {
+		t.Errorf("secure: status %d, want 401", resp.StatusCode)
+	}
+	if resp, _ := postInitialize(t, c, "https://sse.acme.example/sse"); resp.StatusCode != 405 {
+		t.Errorf("legacy SSE POST: status %d, want 405", resp.StatusCode)
+	}
+}
