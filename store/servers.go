@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sort"
 )
 
 // Server is one discovered server: a remote endpoint (merged on its
@@ -60,9 +61,15 @@ func scanCard(dst *CardRow) []any {
 }
 
 // Servers returns every server some domain currently lists, endpoints first
-// (in normalised-URL order), then cards without remotes.
+// (in normalised-URL order), then cards without remotes. When several cards
+// declare one endpoint, the server shows the best-graded of them (ties go to
+// the smallest card key), so the answer does not depend on crawl order.
 func (db *DB) Servers(ctx context.Context) ([]Server, error) {
 	listings, err := db.activeListings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cards, err := db.listedCards(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -72,8 +79,8 @@ func (db *DB) Servers(ctx context.Context) ([]Server, error) {
 	}
 
 	var out []Server
-	rows, err := db.sql.QueryContext(ctx, `SELECT r.url_norm, r.url, r.type, r.templated, r.json, r.first_seen, r.last_seen, `+cardColumns+`
-		FROM remotes r JOIN cards c ON c.key = r.card_key
+	rows, err := db.sql.QueryContext(ctx, `SELECT r.url_norm, r.url, r.type, r.templated, r.json, r.first_seen, r.last_seen
+		FROM remotes r
 		WHERE EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)
 		ORDER BY r.url_norm`)
 	if err != nil {
@@ -82,12 +89,11 @@ func (db *DB) Servers(ctx context.Context) ([]Server, error) {
 	defer rows.Close()
 	for rows.Next() {
 		var s Server
-		dst := append([]any{&s.EndpointNorm, &s.Endpoint, &s.Transport, &s.Templated, &s.RemoteJSON, &s.FirstSeen, &s.LastSeen},
-			scanCard(&s.Card)...)
-		if err := rows.Scan(dst...); err != nil {
+		if err := rows.Scan(&s.EndpointNorm, &s.Endpoint, &s.Transport, &s.Templated, &s.RemoteJSON, &s.FirstSeen, &s.LastSeen); err != nil {
 			return nil, fmt.Errorf("list servers: %w", err)
 		}
 		s.Listings = listings[s.EndpointNorm]
+		s.Card = bestCard(s.Listings, cards)
 		if p, ok := probes[s.EndpointNorm]; ok {
 			s.Probe = &p
 		}
@@ -96,29 +102,58 @@ func (db *DB) Servers(ctx context.Context) ([]Server, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list servers: %w", err)
 	}
-	rows.Close()
 
-	cardRows, err := db.sql.QueryContext(ctx, `SELECT `+cardColumns+` FROM cards c
-		WHERE EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.remote_norm = '' AND l.active = 1)
-		ORDER BY c.key`)
+	byCard := map[string][]Listing{}
+	for _, l := range listings[""] {
+		byCard[l.CardKey] = append(byCard[l.CardKey], l)
+	}
+	keys := make([]string, 0, len(byCard))
+	for k := range byCard {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c := cards[k]
+		out = append(out, Server{Card: c, Listings: byCard[k], FirstSeen: c.FirstSeen, LastSeen: c.LastSeen})
+	}
+	return out, nil
+}
+
+var gradeRank = map[string]int{"conformant": 0, "near_conformant": 1, "non_conformant": 2}
+
+func bestCard(ls []Listing, cards map[string]CardRow) CardRow {
+	var best CardRow
+	found := false
+	for _, l := range ls {
+		c, ok := cards[l.CardKey]
+		if !ok {
+			continue
+		}
+		if !found || gradeRank[c.Grade] < gradeRank[best.Grade] ||
+			(gradeRank[c.Grade] == gradeRank[best.Grade] && c.Key < best.Key) {
+			best, found = c, true
+		}
+	}
+	return best
+}
+
+// listedCards loads every card some active listing reaches.
+func (db *DB) listedCards(ctx context.Context) (map[string]CardRow, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT `+cardColumns+` FROM cards c
+		WHERE EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1)`)
 	if err != nil {
-		return nil, fmt.Errorf("list cards without remotes: %w", err)
+		return nil, fmt.Errorf("list cards: %w", err)
 	}
-	defer cardRows.Close()
-	for cardRows.Next() {
-		var s Server
-		if err := cardRows.Scan(scanCard(&s.Card)...); err != nil {
-			return nil, fmt.Errorf("list cards without remotes: %w", err)
+	defer rows.Close()
+	out := map[string]CardRow{}
+	for rows.Next() {
+		var c CardRow
+		if err := rows.Scan(scanCard(&c)...); err != nil {
+			return nil, fmt.Errorf("list cards: %w", err)
 		}
-		s.FirstSeen, s.LastSeen = s.Card.FirstSeen, s.Card.LastSeen
-		for _, l := range listings[""] {
-			if l.CardKey == s.Card.Key {
-				s.Listings = append(s.Listings, l)
-			}
-		}
-		out = append(out, s)
+		out[c.Key] = c
 	}
-	return out, cardRows.Err()
+	return out, rows.Err()
 }
 
 // activeListings maps remote_norm to the active listings that reach it.

@@ -1,0 +1,199 @@
+package feed
+
+import (
+	"context"
+	"encoding/base64"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Source returns the current records; the server calls it per request so it
+// always serves what the database holds now.
+type Source func(ctx context.Context) ([]Record, error)
+
+// ServerOptions configure Handler.
+type ServerOptions struct {
+	Source Source
+	Logger *slog.Logger
+}
+
+// Handler serves the feed: a read-only Registry v0.1 list API
+// (/v0.1/servers, /v0.1/servers/{name}/versions/latest), the feed files
+// (/feed.jsonl, /feed.csv, /feed.json), an AI Catalog of the discovered
+// cards (/.well-known/ai-catalog.json), and an HTML page (/).
+func Handler(opts ServerOptions) http.Handler {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &server{opts: opts}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.page)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /feed.jsonl", s.file("jsonl", "application/jsonl"))
+	mux.HandleFunc("GET /feed.csv", s.file("csv", "text/csv; charset=utf-8"))
+	mux.HandleFunc("GET /feed.json", s.file("json", "application/json"))
+	mux.HandleFunc("GET /.well-known/ai-catalog.json", s.file("ai-catalog", "application/ai-catalog+json"))
+	mux.HandleFunc("GET /v0.1/servers", s.list)
+	mux.HandleFunc("GET /v0.1/servers/{name}/versions/latest", s.latest)
+	return mux
+}
+
+type server struct{ opts ServerOptions }
+
+func (s *server) records(w http.ResponseWriter, r *http.Request) ([]Record, bool) {
+	recs, err := s.opts.Source(r.Context())
+	if err != nil {
+		s.opts.Logger.Error("reading the feed", "err", err)
+		problem(w, http.StatusInternalServerError, "the feed could not be read")
+		return nil, false
+	}
+	return recs, true
+}
+
+func (s *server) file(format, contentType string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		recs, ok := s.records(w, r)
+		if !ok {
+			return
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		if err := Write(w, format, recs); err != nil {
+			s.opts.Logger.Warn("writing the feed", "format", format, "err", err)
+		}
+	}
+}
+
+const (
+	defaultLimit = 30
+	maxLimit     = 100
+)
+
+// list serves GET /v0.1/servers with the Registry's limit/cursor paging.
+// Cursors are opaque to clients; here they encode the last card key served.
+func (s *server) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := defaultLimit
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLimit {
+			problem(w, http.StatusBadRequest, "limit must be an integer from 1 to 100")
+			return
+		}
+		limit = n
+	}
+	after := ""
+	if c := q.Get("cursor"); c != "" {
+		b, err := base64.RawURLEncoding.DecodeString(c)
+		if err != nil {
+			problem(w, http.StatusBadRequest, "invalid cursor")
+			return
+		}
+		after = string(b)
+	}
+	recs, ok := s.records(w, r)
+	if !ok {
+		return
+	}
+	all := RegistryList(recs)
+	var page []RegistryEntry
+	started := after == ""
+	next := ""
+	for _, e := range all.Servers {
+		key := entryKey(e)
+		if !started {
+			started = key == after
+			continue
+		}
+		if len(page) == limit {
+			next = base64.RawURLEncoding.EncodeToString([]byte(entryKey(page[len(page)-1])))
+			break
+		}
+		page = append(page, e)
+	}
+	if page == nil {
+		page = []RegistryEntry{}
+	}
+	meta := map[string]any{"count": len(page)}
+	if next != "" {
+		meta["nextCursor"] = next
+	}
+	writeJSONResponse(w, RegistryListing{Servers: page, Metadata: meta})
+}
+
+func entryKey(e RegistryEntry) string {
+	m, _ := e.Meta[MetaKey].(map[string]any)
+	k, _ := m["cardKey"].(string)
+	return k
+}
+
+// latest serves GET /v0.1/servers/{name}/versions/latest. Several cards may
+// claim one name (names are assertions); the first in feed order is served.
+func (s *server) latest(w http.ResponseWriter, r *http.Request) {
+	name, err := url.PathUnescape(r.PathValue("name"))
+	if err != nil {
+		problem(w, http.StatusBadRequest, "invalid server name")
+		return
+	}
+	recs, ok := s.records(w, r)
+	if !ok {
+		return
+	}
+	for _, e := range RegistryList(recs).Servers {
+		if e.Server["name"] == name {
+			writeJSONResponse(w, e)
+			return
+		}
+	}
+	problem(w, http.StatusNotFound, "server not found")
+}
+
+func writeJSONResponse(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	_ = writeJSON(w, v)
+}
+
+// problem writes an RFC 9457 problem body, as the Registry does.
+func problem(w http.ResponseWriter, status int, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_ = writeJSON(w, map[string]any{"title": http.StatusText(status), "status": status, "detail": detail})
+}
+
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"join":  strings.Join,
+	"deref": func(n *int) int { return *n },
+}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>cardcrawl: discovered MCP servers</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2rem;color:#222}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #ddd;vertical-align:top}
+th{background:#f4f4f4}code{font-size:.9em}.conformant{color:#176b2c}.near_conformant{color:#8a6100}.non_conformant{color:#a31515}
+</style></head><body>
+<h1>Discovered MCP servers</h1>
+<p>{{len .}} server(s) found through AI Catalogs and MCP Server Cards.
+Feeds: <a href="/feed.jsonl">JSONL</a> · <a href="/feed.csv">CSV</a> · <a href="/feed.json">Registry JSON</a> ·
+<a href="/.well-known/ai-catalog.json">AI Catalog</a> · API: <a href="/v0.1/servers">/v0.1/servers</a></p>
+<table><thead><tr><th>Endpoint</th><th>Transport</th><th>Name</th><th>Version</th><th>Card</th><th>Listed by</th><th>Probe</th></tr></thead><tbody>
+{{range .}}<tr><td><code>{{if .Endpoint}}{{.Endpoint}}{{else}}(no remote){{end}}</code></td><td>{{.Transport}}</td>
+<td>{{.Name}}{{if .Title}}<br><small>{{.Title}}</small>{{end}}</td><td>{{.Version}}</td>
+<td class="{{.Grade}}">{{.Grade}}{{if .CardURL}}<br><small><a href="{{.CardURL}}">card</a></small>{{end}}</td>
+<td>{{join .Domains ", "}}</td><td>{{with .Probe}}{{.Outcome}}{{if .ToolCount}} ({{deref .ToolCount}} tools){{end}}{{else}}–{{end}}</td></tr>
+{{end}}</tbody></table></body></html>
+`))
+
+func (s *server) page(w http.ResponseWriter, r *http.Request) {
+	recs, ok := s.records(w, r)
+	if !ok {
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := pageTemplate.Execute(w, recs); err != nil {
+		s.opts.Logger.Warn("rendering the page", "err", err)
+	}
+}
