@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
@@ -46,7 +47,9 @@ type Catalog struct {
 }
 
 // Entry is one valid catalog entry. Raw and Data are verbatim JSON; they do not
-// alias the body passed to Parse.
+// alias the body passed to Parse, but they and the strings share one private
+// copy of the document, so holding any of them keeps that copy alive (use
+// strings.Clone for a long-lived field of a large catalog).
 type Entry struct {
 	Index       int             // position in the document's entries array
 	Identifier  string          // opaque; compare exactly
@@ -171,7 +174,7 @@ func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, er
 		return true
 	})
 	c.Entries = make([]Entry, 0, len(elems))
-	p := entryParser{base: base, fl: &fl, ids: make(map[string]uint8, len(elems))}
+	p := entryParser{base: base, fl: &fl, ids: make(map[string]uint8, len(elems)), doc: string(b), docCap: cap(b)}
 	for i, v := range elems {
 		if e, ok := p.entry(i, v); ok {
 			c.Entries = append(c.Entries, e)
@@ -321,15 +324,37 @@ type entryParser struct {
 	fl       *finding.List
 	ids      map[string]uint8       // identifier → idUnversioned|idVersioned
 	versions map[[2]string]struct{} // identifier, version of kept versioned entries
+	doc      string                 // the document as one string; see str
+	docCap   int                    // cap of the byte slice doc was made from
+	idx      int                    // index of the entry being read
+}
+
+// add records a finding about the entry being read. The pointer is built
+// only here because most entries have no findings.
+func (p *entryParser) add(sev finding.Severity, code, msg string) {
+	p.fl.Add(sev, code, "/entries/"+strconv.Itoa(p.idx), msg)
+}
+
+// str decodes a JSON string token that is a sub-slice of the document. In the
+// common unescaped case it returns a substring of p.doc rather than a fresh
+// allocation: the offset of a sub-slice is the difference of the capacities.
+func (p *entryParser) str(raw []byte) (string, bool) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		off := p.docCap - cap(raw)
+		if off >= 0 && off+len(raw) <= len(p.doc) && p.doc[off] == '"' && utf8.ValidString(p.doc[off:off+len(raw)]) {
+			return p.doc[off+1 : off+len(raw)-1], true
+		}
+	}
+	return decodeString(raw)
 }
 
 // entry reads element i of the entries array; ok is false when the entry
 // was skipped (the reason is recorded).
 func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
 	e := Entry{Index: i, Raw: json.RawMessage(v)}
-	path := e.Path()
+	p.idx = i
 	skip := func(code, msg string) (Entry, bool) {
-		p.fl.Add(finding.Error, code, path, msg)
+		p.add(finding.Error, code, msg)
 		return Entry{}, false
 	}
 	if v[0] != '{' {
@@ -364,7 +389,7 @@ func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
 	if idRaw == nil {
 		return skip("entry_missing_identifier", "entry has no identifier; skipped")
 	}
-	id, ok := decodeString(idRaw)
+	id, ok := p.str(idRaw)
 	if !ok || strings.TrimSpace(id) == "" {
 		return skip("entry_invalid_identifier", "identifier is "+describe(idRaw, ok)+", not a non-empty string; skipped")
 	}
@@ -372,23 +397,23 @@ func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
 
 	switch {
 	case typeRaw != nil:
-		t, ok := decodeString(typeRaw)
+		t, ok := p.str(typeRaw)
 		if !ok || strings.TrimSpace(t) == "" {
 			return skip("entry_invalid_type", "type is "+describe(typeRaw, ok)+", not a non-empty string; skipped")
 		}
 		e.Type = t
 		if mtRaw != nil {
-			if mt, ok := decodeString(mtRaw); ok && Essence(mt) != Essence(t) {
-				p.fl.Add(finding.Warning, "entry_type_conflict", path, fmt.Sprintf("type %q and legacy mediaType %q disagree; using type", t, mt))
+			if mt, ok := p.str(mtRaw); ok && Essence(mt) != Essence(t) {
+				p.add(finding.Warning, "entry_type_conflict", fmt.Sprintf("type %q and legacy mediaType %q disagree; using type", t, mt))
 			}
 		}
 	case mtRaw != nil:
-		t, ok := decodeString(mtRaw)
+		t, ok := p.str(mtRaw)
 		if !ok || strings.TrimSpace(t) == "" {
 			return skip("entry_invalid_type", "mediaType is "+describe(mtRaw, ok)+", not a non-empty string; skipped")
 		}
 		e.Type = t
-		p.fl.Add(finding.Info, "entry_legacy_media_type", path, "type given as mediaType, its name before AI Catalog 1.0")
+		p.add(finding.Info, "entry_legacy_media_type", "type given as mediaType, its name before AI Catalog 1.0")
 	default:
 		return skip("entry_missing_type", "entry has neither type nor mediaType; skipped")
 	}
@@ -402,19 +427,19 @@ func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
 	case dataRaw != nil:
 		e.Data = json.RawMessage(dataRaw)
 	default:
-		u, ok := decodeString(urlRaw)
+		u, ok := p.str(urlRaw)
 		if !ok || strings.TrimSpace(u) == "" {
 			return skip("entry_invalid_url", "url is "+describe(urlRaw, ok)+", not a non-empty string; skipped")
 		}
 		e.URL = u
-		e.ResolvedURL = p.resolve(path, u)
+		e.ResolvedURL = p.resolve(u)
 	}
 
-	e.Version = p.optional(path, "version", verRaw)
-	e.DisplayName = p.optional(path, "displayName", nameRaw)
-	e.Description = p.optional(path, "description", descRaw)
+	e.Version = p.optional("version", verRaw)
+	e.DisplayName = p.optional("displayName", nameRaw)
+	e.Description = p.optional("description", descRaw)
 
-	if !p.unique(path, e) {
+	if !p.unique(e) {
 		return Entry{}, false
 	}
 	return e, true
@@ -430,13 +455,13 @@ func describe(raw []byte, isString bool) string {
 
 // optional decodes an optional string member, recording a warning (not
 // skipping the entry) when it has the wrong type.
-func (p *entryParser) optional(path, name string, raw []byte) string {
+func (p *entryParser) optional(name string, raw []byte) string {
 	if raw == nil {
 		return ""
 	}
-	s, ok := decodeString(raw)
+	s, ok := p.str(raw)
 	if !ok {
-		p.fl.Add(finding.Warning, "entry_invalid_field", path, name+" is "+jsonKind(raw)+", not a string; ignored")
+		p.add(finding.Warning, "entry_invalid_field", name+" is "+jsonKind(raw)+", not a string; ignored")
 	}
 	return s
 }
@@ -444,12 +469,12 @@ func (p *entryParser) optional(path, name string, raw []byte) string {
 // resolve applies RFC 3986 reference resolution against the base. Absolute
 // URLs are normalised the same way (dot segments removed), so that ResolvedURL
 // is comparable across entries whatever their form.
-func (p *entryParser) resolve(path, raw string) string {
+func (p *entryParser) resolve(raw string) string {
 	// Leading and trailing spaces are a common copy-paste slip that browsers
 	// forgive too (the WHATWG URL parser strips them).
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		p.fl.Add(finding.Warning, "entry_url_unresolvable", path, fmt.Sprintf("url %q does not parse: %v", raw, err))
+		p.add(finding.Warning, "entry_url_unresolvable", fmt.Sprintf("url %q does not parse: %v", raw, err))
 		return ""
 	}
 	if u.IsAbs() {
@@ -459,26 +484,26 @@ func (p *entryParser) resolve(path, raw string) string {
 		return (&url.URL{}).ResolveReference(u).String()
 	}
 	if p.base == nil || !p.base.IsAbs() {
-		p.fl.Add(finding.Warning, "entry_url_unresolvable", path, fmt.Sprintf("url %q is relative and there is no base url to resolve it against", raw))
+		p.add(finding.Warning, "entry_url_unresolvable", fmt.Sprintf("url %q is relative and there is no base url to resolve it against", raw))
 		return ""
 	}
 	r := p.base.ResolveReference(u).String()
-	p.fl.Add(finding.Info, "entry_url_relative", path, fmt.Sprintf("url %q is relative; resolved to %s", raw, r))
+	p.add(finding.Info, "entry_url_relative", fmt.Sprintf("url %q is relative; resolved to %s", raw, r))
 	return r
 }
 
 // unique enforces the spec's rule: identifier+version unique when version is
 // present, identifier alone unique when it is absent. It records e as seen
 // and reports whether e is kept.
-func (p *entryParser) unique(path string, e Entry) bool {
+func (p *entryParser) unique(e Entry) bool {
 	seen := p.ids[e.Identifier]
 	if e.Version == "" {
 		if seen&idUnversioned != 0 {
-			p.fl.Add(finding.Error, "duplicate_identifier", path, fmt.Sprintf("identifier %q repeats an earlier entry without a version; skipped", e.Identifier))
+			p.add(finding.Error, "duplicate_identifier", fmt.Sprintf("identifier %q repeats an earlier entry without a version; skipped", e.Identifier))
 			return false
 		}
 		if seen&idVersioned != 0 {
-			p.fl.Add(finding.Warning, "duplicate_identifier_unversioned", path, fmt.Sprintf("identifier %q appears in earlier entries with a version, but not here", e.Identifier))
+			p.add(finding.Warning, "duplicate_identifier_unversioned", fmt.Sprintf("identifier %q appears in earlier entries with a version, but not here", e.Identifier))
 		}
 		p.ids[e.Identifier] = seen | idUnversioned
 		return true
@@ -486,12 +511,12 @@ func (p *entryParser) unique(path string, e Entry) bool {
 	key := [2]string{e.Identifier, e.Version}
 	if seen&idVersioned != 0 {
 		if _, dup := p.versions[key]; dup {
-			p.fl.Add(finding.Error, "duplicate_identifier", path, fmt.Sprintf("identifier %q with version %q repeats an earlier entry; skipped", e.Identifier, e.Version))
+			p.add(finding.Error, "duplicate_identifier", fmt.Sprintf("identifier %q with version %q repeats an earlier entry; skipped", e.Identifier, e.Version))
 			return false
 		}
 	}
 	if seen&idUnversioned != 0 {
-		p.fl.Add(finding.Warning, "duplicate_identifier_unversioned", path, fmt.Sprintf("identifier %q appears in an earlier entry without a version", e.Identifier))
+		p.add(finding.Warning, "duplicate_identifier_unversioned", fmt.Sprintf("identifier %q appears in an earlier entry without a version", e.Identifier))
 	}
 	if p.versions == nil {
 		p.versions = make(map[[2]string]struct{}, len(p.ids))
