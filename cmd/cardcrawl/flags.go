@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+var errHelp = flag.ErrHelp
+
+// newFlags makes a command's flag set. Help goes to stdout (it was asked
+// for); errors go to stderr as one line.
+func newFlags(e *env, name, usage, description string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		w := e.stdout
+		fmt.Fprintf(w, "Usage: cardcrawl %s %s\n\n%s\n\nFlags:\n", name, usage, strings.TrimSpace(description))
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parse parses flags and positional arguments in any order (Go's flag
+// package stops at the first positional one; users expect
+// `cardcrawl crawl example.com --probe never` to work).
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
+				return nil, errHelp
+			}
+			return nil, usagef("%s: %v (see 'cardcrawl %s --help')", fs.Name(), err, fs.Name())
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// dbFlags is --db, on every command that reads or writes the database.
+type dbFlags struct{ path string }
+
+func (d *dbFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&d.path, "db", "cardcrawl.db", "SQLite database `path` (created if missing)")
+}
+
+func (d *dbFlags) open(ctx context.Context, log *slog.Logger) (*store.DB, error) {
+	db, err := store.Open(ctx, d.path, store.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("%w", err)
+	}
+	return db, nil
+}
+
+// netFlags are the flags of every command that touches the network.
+type netFlags struct {
+	connectTo   stringList
+	caCerts     stringList
+	timeout     time.Duration
+	userAgent   string
+	concurrency int
+}
+
+func (n *netFlags) register(fs *flag.FlagSet) {
+	fs.Var(&n.connectTo, "connect-to", "`HOST1:PORT1:HOST2:PORT2`: connect to HOST2:PORT2 for requests to HOST1:PORT1 (curl's meaning; empty HOST1/PORT1 match any; repeatable; the operator-named address is trusted)")
+	fs.Var(&n.caCerts, "ca-cert", "PEM `file` of extra trusted root certificates (repeatable)")
+	fs.DurationVar(&n.timeout, "timeout", 15*time.Second, "per-request timeout, body included")
+	fs.StringVar(&n.userAgent, "user-agent", fetch.DefaultUserAgent, "User-Agent sent with every request (keep a contact URL in it)")
+	fs.IntVar(&n.concurrency, "concurrency", 32, "hosts in flight (requests to one host are always one at a time)")
+}
+
+// client builds the program's one HTTP client from the flags.
+func (n *netFlags) client(log *slog.Logger) (*fetch.Client, error) {
+	opts := fetch.Options{UserAgent: n.userAgent, Timeout: n.timeout, Logger: log}
+	if n.timeout <= 0 {
+		return nil, usagef("--timeout must be positive")
+	}
+	if n.concurrency <= 0 {
+		return nil, usagef("--concurrency must be positive")
+	}
+	for _, s := range n.connectTo {
+		ct, err := fetch.ParseConnectTo(s)
+		if err != nil {
+			return nil, usagef("--connect-to %q: %v", s, err)
+		}
+		opts.ConnectTo = append(opts.ConnectTo, ct)
+	}
+	if len(n.caCerts) > 0 {
+		pool, err := fetch.LoadCertPool(n.caCerts...)
+		if err != nil {
+			return nil, usagef("--ca-cert: %v", err)
+		}
+		opts.RootCAs = pool
+	}
+	c, err := fetch.New(opts)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return c, nil
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// logFlags control diagnostics on stderr.
+type logFlags struct{ verbose bool }
+
+func (l *logFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&l.verbose, "v", false, "verbose: log each step to stderr")
+}
+
+func (l *logFlags) logger(e *env) *slog.Logger {
+	level := slog.LevelWarn
+	if l.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cardcrawl/cardcrawl/internal/feed"
+)
+
+func init() {
+	register(&command{name: "domains", summary: "each domain's last outcome, and why", run: runDomains})
+	register(&command{name: "servers", summary: "the servers found (one row per endpoint)", run: runServers})
+	register(&command{name: "export", summary: "write the discovered-servers feed (json, jsonl, csv, ai-catalog)", run: runExport})
+}
+
+func runDomains(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "domains", "[flags]", "List every domain the database knows, with its last outcome: a catalog, none,\nor the failure class and reason.")
+	var db dbFlags
+	var lf logFlags
+	var asJSON bool
+	db.register(fs)
+	lf.register(fs)
+	fs.BoolVar(&asJSON, "json", false, "print JSON (an array of objects)")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	st, err := openExisting(ctx, e, db, lf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rows, err := st.Domains(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(e.stdout, nonNilSlice(rows))
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DOMAIN\tOUTCOME\tCLASS\tCARDS\tREMOTES\tREASON")
+	for _, d := range rows {
+		outcome := d.Outcome
+		if d.State == "pending" {
+			outcome = "pending"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", d.Domain, outcome, dash(d.Class), d.Cards, d.Remotes, truncate(d.Reason, 90))
+	}
+	return tw.Flush()
+}
+
+func runServers(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "servers", "[flags]", "List the servers found: one row per remote endpoint (merged on its normalised URL across\ncards and domains), then cards that declare no remote.")
+	var db dbFlags
+	var lf logFlags
+	var asJSON bool
+	db.register(fs)
+	lf.register(fs)
+	fs.BoolVar(&asJSON, "json", false, "print JSON (an array of feed records, as in the README)")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	st, err := openExisting(ctx, e, db, lf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	servers, err := st.Servers(ctx)
+	if err != nil {
+		return err
+	}
+	recs := feed.Records(servers)
+	if asJSON {
+		return writeJSON(e.stdout, recs)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ENDPOINT\tTRANSPORT\tNAME\tVERSION\tGRADE\tLISTED BY\tPROBE")
+	for _, r := range recs {
+		probe := "-"
+		if r.Probe != nil {
+			probe = r.Probe.Outcome
+			if r.Probe.ToolCount != nil {
+				probe += " (" + strconv.Itoa(*r.Probe.ToolCount) + " tools)"
+			}
+		}
+		endpoint := r.Endpoint
+		if endpoint == "" {
+			endpoint = "(no remote)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", endpoint, dash(r.Transport), dash(r.Name), dash(truncate(r.Version, 24)),
+			r.Grade, strings.Join(r.Domains(), " "), probe)
+	}
+	return tw.Flush()
+}
+
+func runExport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "export", "--format json|jsonl|csv|ai-catalog [flags]", "Write the discovered-servers feed to stdout (or --out FILE). jsonl has one record per\nendpoint; json is the Registry v0.1 list shape; ai-catalog republishes the cards as an AI Catalog.")
+	var db dbFlags
+	var lf logFlags
+	var format, out string
+	db.register(fs)
+	lf.register(fs)
+	fs.StringVar(&format, "format", "jsonl", "json, jsonl, csv or ai-catalog")
+	fs.StringVar(&out, "out", "", "write to `FILE` instead of stdout")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	if !validFormat(format) {
+		return usagef("--format must be one of %s, not %q", strings.Join(feed.Formats, ", "), format)
+	}
+	st, err := openExisting(ctx, e, db, lf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	servers, err := st.Servers(ctx)
+	if err != nil {
+		return err
+	}
+	var w io.Writer = e.stdout
+	if out != "" {
+		f, err := os.Create(out)
+		if err != nil {
+			return usagef("--out: %v", err)
+		}
+		defer f.Close()
+		w = f
+	}
+	return feed.Write(w, format, feed.Records(servers))
+}
+
+func validFormat(f string) bool {
+	for _, x := range feed.Formats {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

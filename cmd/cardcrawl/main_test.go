@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/internal/feed"
+	"github.com/cardcrawl/cardcrawl/internal/simweb"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// run runs the CLI in-process and returns its exit code and output.
+func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	e := &env{stdout: &out, stderr: &errOut, stdin: strings.NewReader(stdin)}
+	code = runMain(context.Background(), e, args)
+	return code, out.String(), errOut.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"no command", nil, "Usage: cardcrawl"},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"unknown flag", []string{"crawl", "--nope"}, "flag provided but not defined: -nope"},
+		{"no domains", []string{"crawl", "--db", filepath.Join(dir, "x.db")}, "no domains given"},
+		{"missing domains file", []string{"crawl", "--domains", filepath.Join(dir, "absent.txt")}, "--domains"},
+		{"bad connect-to", []string{"crawl", "--connect-to", "nonsense", "example.com"}, "--connect-to"},
+		{"bad probe mode", []string{"crawl", "--probe", "sometimes", "--db", filepath.Join(dir, "y.db"), "example.com"}, "--probe"},
+		{"missing database", []string{"servers", "--db", filepath.Join(dir, "absent.db")}, "no database at"},
+		{"bad export format", []string{"export", "--format", "xml"}, "--format"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := run(t, "", tt.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr %q lacks %q", stderr, tt.want)
+			}
+			if tt.args != nil && strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Errorf("want one line on stderr, got %q", stderr)
+			}
+		})
+	}
+}
+
+func TestHelpOnEveryCommand(t *testing.T) {
+	for name := range commands {
+		t.Run(name, func(t *testing.T) {
+			code, stdout, _ := run(t, "", name, "--help")
+			if code != exitOK || !strings.Contains(stdout, "Usage: cardcrawl "+name) {
+				t.Errorf("%s --help: exit %d, stdout %q", name, code, stdout)
+			}
+		})
+	}
+}
+
+// TestCrawlThroughFlags runs the crawl the way a user would against their
+// own test setup: the simulated web is reached only through --connect-to and
+// --ca-cert, and the domains come from stdin.
+func TestCrawlThroughFlags(t *testing.T) {
+	web, err := simweb.New(simweb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = web.AddFixtures([]byte(`
+-- one.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[{"identifier":"urn:air:one.example:mcp:a","type":"application/mcp-server-card+json","url":"https://cards.example.org/a"}]}
+-- cards.example.org/a --
+{"$schema":"https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json","name":"com.example/a","version":"1.0.0","description":"A","title":"Server A","remotes":[{"type":"streamable-http","url":"https://a.example.org/mcp"}]}
+-- two.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[{"identifier":"b","type":"application/mcp-server-card+json","data":{"$schema":"https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json","name":"com.example/b","version":"2.0.0","description":"B","remotes":[{"type":"streamable-http","url":"https://a.example.org/mcp/"}]}}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := web.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	if err := web.WriteCA(ca); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "c.db")
+
+	code, stdout, stderr := run(t, "# list\none.example\ntwo.example\nnothing.example\n",
+		"crawl", "--db", db, "--connect-to", web.ConnectTo(), "--ca-cert", ca, "--domains", "-", "--probe", "never", "--json")
+	if code != exitOK {
+		t.Fatalf("crawl exit %d: %s", code, stderr)
+	}
+	var sum struct {
+		Crawled  int
+		Outcomes map[string]int
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("crawl --json: %v\n%s", err, stdout)
+	}
+	if diff := cmp.Diff(map[string]int{"catalog": 2, "no_catalog": 1}, sum.Outcomes); diff != "" || sum.Crawled != 3 {
+		t.Errorf("summary crawled %d, outcomes (-want +got):\n%s", sum.Crawled, diff)
+	}
+
+	code, stdout, _ = run(t, "", "domains", "--db", db, "--json")
+	var domains []store.DomainRow
+	if err := json.Unmarshal([]byte(stdout), &domains); code != exitOK || err != nil {
+		t.Fatalf("domains --json: exit %d, %v", code, err)
+	}
+	got := map[string]string{}
+	for _, d := range domains {
+		got[d.Domain] = d.Outcome + "/" + d.Class
+	}
+	if diff := cmp.Diff(map[string]string{"one.example": "catalog/", "two.example": "catalog/",
+		"nothing.example": "no_catalog/http_404"}, got); diff != "" {
+		t.Errorf("domains (-want +got):\n%s", diff)
+	}
+
+	// Both domains list the same endpoint (trailing slash aside): one server,
+	// two listings.
+	code, stdout, _ = run(t, "", "export", "--db", db, "--format", "jsonl")
+	if code != exitOK {
+		t.Fatalf("export exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("export jsonl: %d lines, want 1:\n%s", len(lines), stdout)
+	}
+	var rec feed.Record
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, l := range rec.ListedBy {
+		listed = append(listed, l.Domain)
+	}
+	sort.Strings(listed)
+	if rec.EndpointNormalized != "https://a.example.org/mcp" || !cmp.Equal(listed, []string{"one.example", "two.example"}) {
+		t.Errorf("record endpoint %q listed by %v", rec.EndpointNormalized, listed)
+	}
+
+	code, stdout, _ = run(t, "", "export", "--db", db, "--format", "csv")
+	rows, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if code != exitOK || err != nil || len(rows) != 2 || !cmp.Equal(rows[0], feed.CSVHeader) {
+		t.Errorf("export csv: exit %d, err %v, rows %v", code, err, rows)
+	}
+	for _, format := range []string{"json", "ai-catalog"} {
+		code, stdout, _ = run(t, "", "export", "--db", db, "--format", format)
+		if code != exitOK || !json.Valid([]byte(stdout)) {
+			t.Errorf("export %s: exit %d, valid JSON %v", format, code, json.Valid([]byte(stdout)))
+		}
+	}
+	code, stdout, _ = run(t, "", "servers", "--db", db)
+	if code != exitOK || !strings.Contains(stdout, "https://a.example.org/mcp") {
+		t.Errorf("servers: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestDemo runs the demo end to end: it must work offline and find servers.
+func TestDemo(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "demo.db")
+	code, stdout, stderr := run(t, "", "demo", "--db", db)
+	if code != exitOK {
+		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"Domains:", "Servers:", "forge.example", "requires_login", db} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, stdout)
+		}
+	}
+}

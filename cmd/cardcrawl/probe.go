@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/cardcrawl/cardcrawl/discover"
+	"github.com/cardcrawl/cardcrawl/discover/probe"
+	"github.com/cardcrawl/cardcrawl/servercard"
+)
+
+func init() {
+	register(&command{name: "probe", summary: "probe MCP endpoints once (a handshake, never a tool call)", run: runProbe})
+	register(&command{name: "probes", summary: "the latest probe outcome per endpoint", run: runProbes})
+}
+
+func runProbe(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "probe", "[flags] URL...", joinLines(
+		"Probe each URL as an MCP endpoint: initialize, list tools (never call one), close the session;",
+		"fall back to server/discover or legacy SSE where the server asks for it; on 401/403 read the",
+		"OAuth metadata it points to. No credentials or cookies are ever sent. The URL must be https and",
+		"public; --connect-to and --ca-cert work as everywhere else."))
+	var (
+		nf        netFlags
+		lf        logFlags
+		db        dbFlags
+		asJSON    bool
+		save      bool
+		transport string
+	)
+	nf.register(fs)
+	lf.register(fs)
+	db.register(fs)
+	fs.BoolVar(&asJSON, "json", false, "print the results as JSON (one object per URL, in an array)")
+	fs.BoolVar(&save, "save", false, "also record the results in the database (--db)")
+	fs.StringVar(&transport, "transport", "", "declared transport: streamable-http (default) or sse")
+	urls, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(urls) == 0 {
+		return usagef("probe: name at least one URL")
+	}
+	if transport != "" && transport != servercard.TransportStreamableHTTP && transport != servercard.TransportSSE {
+		return usagef("--transport must be streamable-http or sse, not %q", transport)
+	}
+	log := lf.logger(e)
+	client, err := nf.client(log)
+	if err != nil {
+		return err
+	}
+	p := probe.New(probe.Options{HTTP: client.HTTPClient(), ClientVersion: version, Logger: log})
+	var results []probe.Result
+	for _, u := range urls {
+		results = append(results, p.Probe(ctx, probe.Target{URL: u, Transport: transport}))
+	}
+	if save {
+		st, err := db.open(ctx, log)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, r := range results {
+			norm, err := servercard.NormalizeURL(r.URL)
+			if err != nil {
+				norm = r.URL
+			}
+			if err := st.AddProbe(ctx, 0, discover.ProbeRow(norm, "", "", r, nil)); err != nil {
+				return err
+			}
+		}
+	}
+	if asJSON {
+		return writeJSON(e.stdout, results)
+	}
+	for _, r := range results {
+		printProbe(e, r)
+	}
+	return nil
+}
+
+func printProbe(e *env, r probe.Result) {
+	fmt.Fprintf(e.stdout, "%s\n  outcome: %s", r.URL, r.Outcome)
+	if r.Partial {
+		fmt.Fprint(e.stdout, " (partial)")
+	}
+	fmt.Fprintf(e.stdout, "\n  reason: %s\n", r.Reason)
+	if r.ServerName != "" {
+		fmt.Fprintf(e.stdout, "  server: %s %s\n", r.ServerName, r.ServerVersion)
+	}
+	if r.Transport != "" {
+		fmt.Fprintf(e.stdout, "  transport: %s, protocol %s (%s)\n", r.Transport, dash(r.ProtocolVersion), dash(r.Era))
+	}
+	if r.ToolCount != nil {
+		fmt.Fprintf(e.stdout, "  tools: %d %v\n", *r.ToolCount, r.ToolNames)
+	}
+	if r.Auth != nil {
+		b, _ := json.Marshal(r.Auth)
+		fmt.Fprintf(e.stdout, "  auth: %s\n", b)
+	}
+	fmt.Fprintf(e.stdout, "  round trips: %d, %d ms\n", r.RoundTrips, r.LatencyMs)
+}
+
+func runProbes(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "probes", "[flags]", "List the latest probe of every endpoint: outcome, transport, protocol, server and tools.")
+	var db dbFlags
+	var lf logFlags
+	var asJSON bool
+	db.register(fs)
+	lf.register(fs)
+	fs.BoolVar(&asJSON, "json", false, "print JSON (an array of the stored probe records)")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	st, err := openExisting(ctx, e, db, lf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rows, err := st.Probes(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		out := make([]json.RawMessage, 0, len(rows))
+		for _, r := range rows {
+			out = append(out, json.RawMessage(r.Result))
+		}
+		return writeJSON(e.stdout, out)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ENDPOINT\tOUTCOME\tTRANSPORT\tPROTOCOL\tSERVER\tTOOLS\tPROBED AT")
+	for _, r := range rows {
+		tools := "-"
+		if r.ToolCount != nil {
+			tools = strconv.Itoa(*r.ToolCount)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.URL, r.Outcome, dash(r.Transport), dash(r.Protocol),
+			dash(r.ServerName+" "+r.ServerVersion), tools, r.ProbedAt)
+	}
+	return tw.Flush()
+}
