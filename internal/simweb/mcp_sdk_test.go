@@ -4,8 +4,10 @@ package simweb
 
 import (
 	"bufio"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -142,4 +144,58 @@ func TestDemoMCPServers(t *testing.T) {
 	if resp, _ := postInitialize(t, c, "https://sse.acme.example/sse"); resp.StatusCode != 405 {
 		t.Errorf("legacy SSE POST: status %d, want 405", resp.StatusCode)
 	}
+}
+
+// BenchmarkInitialize1000Endpoints posts initialize to 1,000 generated MCP
+// endpoints (each a distinct host name, so a distinct TLS session) with 32
+// workers: the load a probe run puts on the simulated web.
+func BenchmarkInitialize1000Endpoints(b *testing.B) {
+	w, err := New(Options{DiscardRequests: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	names, err := w.Generate(GenerateOptions{Domains: 500, CatalogShare: 1, CardsPerCatalog: 2, MCPShare: 1, Seed: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	var urls []string
+	for _, d := range names {
+		urls = append(urls, "https://mcp0."+d+"/mcp", "https://mcp1."+d+"/mcp")
+	}
+	b.ResetTimer()
+	for range b.N {
+		c := w.Client() // fresh connections each round, as a probe run has
+		jobs := make(chan string)
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Go(func() {
+				for u := range jobs {
+					req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(initializeBody))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					resp, err := c.Do(req)
+					if err != nil {
+						b.Error(err)
+						continue
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					_ = resp.Body.Close()
+					if resp.StatusCode != 200 {
+						b.Errorf("%s: %d", u, resp.StatusCode)
+					}
+				}
+			})
+		}
+		for _, u := range urls {
+			jobs <- u
+		}
+		close(jobs)
+		wg.Wait()
+		c.CloseIdleConnections()
+	}
+	b.ReportMetric(float64(b.N*len(urls))/b.Elapsed().Seconds(), "endpoints/s")
 }
