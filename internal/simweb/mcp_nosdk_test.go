@@ -1,4 +1,4 @@
-//go:build !simweb_sdk
+//go:build !simweb_sdk && !probe_sdk
 
 package simweb
 
