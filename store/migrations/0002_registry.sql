@@ -55,6 +55,7 @@ CREATE TABLE reconcile_results (
   source      TEXT NOT NULL DEFAULT '',
   name        TEXT NOT NULL DEFAULT '',
   version     TEXT NOT NULL DEFAULT '',
+  status      TEXT NOT NULL DEFAULT '',  -- the entry's Registry status
   basis       TEXT NOT NULL DEFAULT '',  -- remote_url, name, namespace_domain
   detail      TEXT NOT NULL DEFAULT '',  -- what matched (URL, domain), subdomain notes
   diffs       TEXT NOT NULL DEFAULT '[]',

@@ -1,0 +1,375 @@
+// Package reconcile pairs crawled Server Cards with Registry entries and says
+// where their metadata disagree. Matching prefers what is hardest to assert
+// falsely: the normalised remote URL first (a card's own name is only a
+// claim), then the server name, then the name's namespace against the domain
+// that listed the card. Cards and entries left unmatched are results too.
+//
+// Match is pure; Run reads the store, matches, and replaces the stored
+// results in one transaction.
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/cardcrawl/cardcrawl/servercard"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// Bases of a match, strongest first.
+const (
+	BasisRemoteURL = "remote_url"
+	BasisName      = "name"
+	BasisNamespace = "namespace_domain"
+)
+
+// Result kinds, as stored.
+const (
+	KindPair         = "pair"
+	KindCardOnly     = "card_only"
+	KindRegistryOnly = "registry_only"
+)
+
+// Card is one crawled card and the domains whose catalogs list it.
+type Card struct {
+	Key     string
+	Domains []string
+	Card    servercard.Card
+}
+
+// Entry is the latest version of one Registry server.
+type Entry struct {
+	Source  string
+	Name    string
+	Version string
+	Status  string
+	Server  servercard.Card // server.json read through the card type: same fields
+}
+
+// Diff is one field whose value differs: Card is the card's value, Registry
+// the entry's ("" on the side that lacks it). Field paths are those of
+// servercard.Compare.
+type Diff struct {
+	Field    string `json:"field"`
+	Card     string `json:"card"`
+	Registry string `json:"registry"`
+}
+
+// Pair is a card matched to an entry, with why and how they differ.
+type Pair struct {
+	CardKey  string `json:"card_key"`
+	CardName string `json:"card_name"`
+	Source   string `json:"source"`
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Status   string `json:"status,omitempty"`
+	Basis    string `json:"basis"`
+	// Detail is what matched: the URL, the name, or the domains, with a
+	// note when a namespace and a listing domain relate only as subdomains.
+	Detail string `json:"detail"`
+	Diffs  []Diff `json:"diffs"`
+}
+
+// CardOnly is a card no Registry entry matched.
+type CardOnly struct {
+	CardKey  string   `json:"card_key"`
+	CardName string   `json:"card_name"`
+	Domains  []string `json:"domains"`
+}
+
+// RegistryOnly is a latest Registry entry no card matched.
+type RegistryOnly struct {
+	Source  string `json:"source"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Status  string `json:"status,omitempty"`
+}
+
+// Result is the whole reconciliation.
+type Result struct {
+	Pairs        []Pair         `json:"pairs"`
+	CardOnly     []CardOnly     `json:"card_only"`
+	RegistryOnly []RegistryOnly `json:"registry_only"`
+}
+
+var templateVar = regexp.MustCompile(`\{[^{}]*\}`)
+
+// URLKey is the matching key of a remote URL: servercard's normal form with
+// every {placeholder} reduced to {}, so templates match as templates
+// whatever their variables are called. ok is false for an unusable URL.
+func URLKey(raw string) (string, bool) {
+	n, err := servercard.NormalizeURL(raw)
+	if err != nil {
+		return "", false
+	}
+	return templateVar.ReplaceAllString(n, "{}"), true
+}
+
+// NamespaceDomain is the domain a reverse-DNS namespace names
+// ("com.example.mcp/x" → "mcp.example.com"), lower-cased; "" when the
+// name has no dotted namespace.
+func NamespaceDomain(name string) string {
+	ns, _, ok := strings.Cut(name, "/")
+	if !ok || !strings.Contains(ns, ".") {
+		return ""
+	}
+	labels := strings.Split(strings.ToLower(ns), ".")
+	slices.Reverse(labels)
+	return strings.Join(labels, ".")
+}
+
+// parents lists d's proper parent domains with at least two labels,
+// nearest first ("a.b.example.com" → "b.example.com", "example.com").
+func parents(d string) []string {
+	var out []string
+	for {
+		_, rest, ok := strings.Cut(d, ".")
+		if !ok || !strings.Contains(rest, ".") {
+			return out
+		}
+		out = append(out, rest)
+		d = rest
+	}
+}
+
+// Match reconciles cards with entries. Entries should be the latest version
+// of each server per source. The output is sorted: pairs and card-only by
+// card key, registry-only by source and name.
+func Match(cards []Card, entries []Entry) Result {
+	byURL := map[string][]int{}
+	byName := map[string][]int{}
+	byDomain := map[string][]int{}
+	for i, e := range entries {
+		for _, r := range e.Server.Remotes {
+			if k, ok := URLKey(r.URL); ok && !slices.Contains(byURL[k], i) {
+				byURL[k] = append(byURL[k], i)
+			}
+		}
+		byName[e.Name] = append(byName[e.Name], i)
+		if d := NamespaceDomain(e.Name); d != "" {
+			byDomain[d] = append(byDomain[d], i)
+		}
+	}
+	// underDomain maps a domain to the namespace domains below it, so both
+	// directions of the subdomain relation are map lookups.
+	underDomain := map[string][]string{}
+	for nd := range byDomain {
+		for _, p := range parents(nd) {
+			underDomain[p] = append(underDomain[p], nd)
+		}
+	}
+	for _, nds := range underDomain {
+		sort.Strings(nds)
+	}
+	sorted := slices.Clone(cards)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
+	matched := make([]bool, len(entries))
+	res := Result{Pairs: []Pair{}, CardOnly: []CardOnly{}, RegistryOnly: []RegistryOnly{}}
+	for _, c := range sorted {
+		type hit struct {
+			entry         int
+			basis, detail string
+		}
+		var hits []hit
+		add := func(i int, basis, detail string) {
+			for _, h := range hits {
+				if h.entry == i {
+					return
+				}
+			}
+			hits = append(hits, hit{i, basis, detail})
+		}
+		for _, r := range c.Card.Remotes {
+			k, ok := URLKey(r.URL)
+			if !ok {
+				continue
+			}
+			for _, i := range byURL[k] {
+				add(i, BasisRemoteURL, k)
+			}
+		}
+		if len(hits) == 0 && c.Card.Name != "" {
+			for _, i := range byName[c.Card.Name] {
+				add(i, BasisName, c.Card.Name)
+			}
+		}
+		if len(hits) == 0 {
+			for _, d := range c.Domains {
+				d = strings.ToLower(d)
+				for _, i := range byDomain[d] {
+					add(i, BasisNamespace, d)
+				}
+			}
+			// Subdomains on either side are weaker and noted as such.
+			if len(hits) == 0 {
+				for _, d := range c.Domains {
+					d = strings.ToLower(d)
+					for _, nd := range underDomain[d] {
+						note := fmt.Sprintf("%s (namespace %s is a subdomain of listing domain %s)", d, nd, d)
+						for _, i := range byDomain[nd] {
+							add(i, BasisNamespace, note)
+						}
+					}
+					for _, p := range parents(d) {
+						note := fmt.Sprintf("%s (listing domain %s is a subdomain of namespace %s)", d, d, p)
+						for _, i := range byDomain[p] {
+							add(i, BasisNamespace, note)
+						}
+					}
+				}
+			}
+		}
+		if len(hits) == 0 {
+			res.CardOnly = append(res.CardOnly, CardOnly{CardKey: c.Key, CardName: c.Card.Name, Domains: nonNil(c.Domains)})
+			continue
+		}
+		sort.SliceStable(hits, func(a, b int) bool {
+			ea, eb := entries[hits[a].entry], entries[hits[b].entry]
+			if ea.Source != eb.Source {
+				return ea.Source < eb.Source
+			}
+			return ea.Name < eb.Name
+		})
+		for _, h := range hits {
+			e := entries[h.entry]
+			matched[h.entry] = true
+			res.Pairs = append(res.Pairs, Pair{CardKey: c.Key, CardName: c.Card.Name, Source: e.Source, Name: e.Name,
+				Version: e.Version, Status: e.Status, Basis: h.basis, Detail: h.detail, Diffs: Compare(c.Card, e.Server)})
+		}
+	}
+	for i, e := range entries {
+		if !matched[i] {
+			res.RegistryOnly = append(res.RegistryOnly, RegistryOnly{Source: e.Source, Name: e.Name, Version: e.Version, Status: e.Status})
+		}
+	}
+	sort.SliceStable(res.RegistryOnly, func(a, b int) bool {
+		x, y := res.RegistryOnly[a], res.RegistryOnly[b]
+		if x.Source != y.Source {
+			return x.Source < y.Source
+		}
+		return x.Name < y.Name
+	})
+	return res
+}
+
+// Compare lists field-level differences between a card and a server.json.
+// $schema and _meta always differ between the two document kinds, so they
+// are left out.
+func Compare(card, server servercard.Card) []Diff {
+	out := []Diff{}
+	for _, d := range servercard.Compare(&card, &server) {
+		if d.Field == "$schema" || d.Field == "_meta" {
+			continue
+		}
+		out = append(out, Diff{Field: d.Field, Card: d.Old, Registry: d.New})
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Options configure Run.
+type Options struct {
+	Logger *slog.Logger
+}
+
+// Run reads cards and the latest Registry entries from db, matches them and
+// replaces the stored reconciliation. Documents that do not parse are
+// skipped and logged, not fatal.
+func Run(ctx context.Context, db *store.DB, opts Options) (Result, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	storedCards, err := db.ReconcileCards(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("reconcile: %w", err)
+	}
+	storedEntries, err := db.RegistryEntries(ctx, store.RegistryFilter{LatestOnly: true})
+	if err != nil {
+		return Result{}, fmt.Errorf("reconcile: %w", err)
+	}
+	cards := make([]Card, 0, len(storedCards))
+	for _, sc := range storedCards {
+		c := Card{Key: sc.Key, Domains: sc.Domains}
+		if err := json.Unmarshal([]byte(sc.JSON), &c.Card); err != nil {
+			opts.Logger.Warn("reconcile: unreadable card", "key", sc.Key, "err", err)
+			continue
+		}
+		cards = append(cards, c)
+	}
+	entries := make([]Entry, 0, len(storedEntries))
+	for _, se := range storedEntries {
+		e := Entry{Source: se.Source, Name: se.Name, Version: se.Version, Status: se.Status}
+		if err := json.Unmarshal([]byte(se.ServerJSON), &e.Server); err != nil {
+			// A mistyped field must not hide the entry: keep name and version.
+			e.Server = servercard.Card{Name: se.Name, Version: se.Version}
+			opts.Logger.Warn("reconcile: server.json does not fit the card shape", "name", se.Name, "version", se.Version, "err", err)
+		}
+		entries = append(entries, e)
+	}
+	res := Match(cards, entries)
+	rows, err := Rows(res)
+	if err != nil {
+		return res, fmt.Errorf("reconcile: %w", err)
+	}
+	if err := db.ReplaceReconcile(ctx, rows); err != nil {
+		return res, fmt.Errorf("reconcile: %w", err)
+	}
+	opts.Logger.Info("reconciled", "pairs", len(res.Pairs), "card_only", len(res.CardOnly), "registry_only", len(res.RegistryOnly))
+	return res, nil
+}
+
+// Rows flattens a Result into store rows.
+func Rows(res Result) ([]store.ReconcileRow, error) {
+	rows := make([]store.ReconcileRow, 0, len(res.Pairs)+len(res.CardOnly)+len(res.RegistryOnly))
+	for _, p := range res.Pairs {
+		diffs, err := json.Marshal(p.Diffs)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, store.ReconcileRow{Kind: KindPair, CardKey: p.CardKey, CardName: p.CardName, Source: p.Source,
+			Name: p.Name, Version: p.Version, Status: p.Status, Basis: p.Basis, Detail: p.Detail, Diffs: string(diffs)})
+	}
+	for _, c := range res.CardOnly {
+		rows = append(rows, store.ReconcileRow{Kind: KindCardOnly, CardKey: c.CardKey, CardName: c.CardName, Detail: strings.Join(c.Domains, " ")})
+	}
+	for _, r := range res.RegistryOnly {
+		rows = append(rows, store.ReconcileRow{Kind: KindRegistryOnly, Source: r.Source, Name: r.Name, Version: r.Version, Status: r.Status})
+	}
+	return rows, nil
+}
+
+// Load reads the stored reconciliation back into a Result.
+func Load(ctx context.Context, db *store.DB) (Result, error) {
+	rows, err := db.ReconcileResults(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Pairs: []Pair{}, CardOnly: []CardOnly{}, RegistryOnly: []RegistryOnly{}}
+	for _, r := range rows {
+		switch r.Kind {
+		case KindPair:
+			p := Pair{CardKey: r.CardKey, CardName: r.CardName, Source: r.Source, Name: r.Name, Version: r.Version, Status: r.Status, Basis: r.Basis, Detail: r.Detail}
+			if err := json.Unmarshal([]byte(r.Diffs), &p.Diffs); err != nil {
+				return res, fmt.Errorf("stored diffs for %s: %w", r.CardKey, err)
+			}
+			res.Pairs = append(res.Pairs, p)
+		case KindCardOnly:
+			res.CardOnly = append(res.CardOnly, CardOnly{CardKey: r.CardKey, CardName: r.CardName, Domains: nonNil(strings.Fields(r.Detail))})
+		case KindRegistryOnly:
+			res.RegistryOnly = append(res.RegistryOnly, RegistryOnly{Source: r.Source, Name: r.Name, Version: r.Version, Status: r.Status})
+		}
+	}
+	return res, nil
+}

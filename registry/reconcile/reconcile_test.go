@@ -1,0 +1,238 @@
+package reconcile_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/registry/reconcile"
+	"github.com/cardcrawl/cardcrawl/servercard"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+func remote(u string) []servercard.Remote {
+	return []servercard.Remote{{Type: "streamable-http", URL: u}}
+}
+
+func TestMatch(t *testing.T) {
+	cards := []reconcile.Card{
+		{Key: "https://example.com/card-url", Domains: []string{"example.com"}, Card: servercard.Card{
+			Name: "com.example/weather", Title: "Weather", Version: "1.0.0", Description: "Forecasts",
+			Remotes: remote("HTTPS://API.Example.com:443/mcp/")}},
+		{Key: "https://example.org/card-template", Domains: []string{"example.org"}, Card: servercard.Card{
+			Name: "claimed/by-card", Version: "2.0.0",
+			Remotes: remote("https://{tenant}.example.org/mcp")}},
+		{Key: "https://example.net/card-name", Domains: []string{"example.net"}, Card: servercard.Card{
+			Name: "net.example/tools", Version: "1.0.0", Remotes: remote("https://tools.example.net/mcp")}},
+		{Key: "https://shop.example.info/card-ns", Domains: []string{"shop.example.info"}, Card: servercard.Card{
+			Name: "unrelated/name", Version: "3.0.0"}},
+		{Key: "https://example.biz/card-exact-ns", Domains: []string{"Example.biz"}, Card: servercard.Card{Name: "x/y"}},
+		{Key: "https://lonely.example/card-only", Domains: []string{"lonely.example"}, Card: servercard.Card{
+			Name: "example.lonely/solo", Remotes: remote("https://lonely.example/mcp")}},
+	}
+	const src = "https://registry.example"
+	entries := []reconcile.Entry{
+		{Source: src, Name: "com.example/weather", Version: "1.1.0", Status: "active", Server: servercard.Card{
+			Name: "com.example/weather", Title: "Weather API", Version: "1.1.0", Description: "Forecasts",
+			Remotes: remote("https://api.example.com/mcp")}},
+		{Source: src, Name: "org.example/tenant", Version: "2.0.0", Status: "active", Server: servercard.Card{
+			Name: "org.example/tenant", Version: "2.0.0",
+			Remotes: []servercard.Remote{{Type: "streamable-http", URL: "https://{tenant}.example.org/mcp"}}}},
+		{Source: src, Name: "net.example/tools", Version: "1.0.0", Status: "deprecated", Server: servercard.Card{
+			Name: "net.example/tools", Version: "1.0.0", Remotes: remote("https://other.example.net/mcp")}},
+		{Source: src, Name: "info.example/shop", Version: "3.0.0", Server: servercard.Card{Name: "info.example/shop", Version: "3.0.0"}},
+		{Source: src, Name: "biz.example/y", Version: "", Server: servercard.Card{Name: "biz.example/y"}},
+		{Source: src, Name: "io.github.someone/registry-only", Version: "0.1.0", Status: "deleted"},
+	}
+	want := reconcile.Result{
+		Pairs: []reconcile.Pair{
+			{CardKey: "https://example.biz/card-exact-ns", CardName: "x/y", Source: src, Name: "biz.example/y",
+				Basis: reconcile.BasisNamespace, Detail: "example.biz",
+				Diffs: []reconcile.Diff{{Field: "name", Card: "x/y", Registry: "biz.example/y"}}},
+			{CardKey: "https://example.com/card-url", CardName: "com.example/weather", Source: src, Name: "com.example/weather",
+				Version: "1.1.0", Status: "active", Basis: reconcile.BasisRemoteURL, Detail: "https://api.example.com/mcp",
+				Diffs: []reconcile.Diff{
+					{Field: "version", Card: "1.0.0", Registry: "1.1.0"},
+					{Field: "title", Card: "Weather", Registry: "Weather API"},
+				}},
+			{CardKey: "https://example.net/card-name", CardName: "net.example/tools", Source: src, Name: "net.example/tools",
+				Version: "1.0.0", Status: "deprecated", Basis: reconcile.BasisName, Detail: "net.example/tools",
+				Diffs: []reconcile.Diff{
+					{Field: "remotes[https://tools.example.net/mcp]", Card: `{"type":"streamable-http","url":"https://tools.example.net/mcp"}`},
+					{Field: "remotes[https://other.example.net/mcp]", Registry: `{"type":"streamable-http","url":"https://other.example.net/mcp"}`},
+				}},
+			{CardKey: "https://example.org/card-template", CardName: "claimed/by-card", Source: src, Name: "org.example/tenant",
+				Version: "2.0.0", Status: "active", Basis: reconcile.BasisRemoteURL, Detail: "https://{}.example.org/mcp",
+				Diffs: []reconcile.Diff{{Field: "name", Card: "claimed/by-card", Registry: "org.example/tenant"}}},
+			{CardKey: "https://shop.example.info/card-ns", CardName: "unrelated/name", Source: src, Name: "info.example/shop",
+				Version: "3.0.0", Basis: reconcile.BasisNamespace,
+				Detail: "shop.example.info (listing domain shop.example.info is a subdomain of namespace example.info)",
+				Diffs:  []reconcile.Diff{{Field: "name", Card: "unrelated/name", Registry: "info.example/shop"}}},
+		},
+		CardOnly: []reconcile.CardOnly{{CardKey: "https://lonely.example/card-only", CardName: "example.lonely/solo", Domains: []string{"lonely.example"}}},
+		RegistryOnly: []reconcile.RegistryOnly{
+			{Source: src, Name: "io.github.someone/registry-only", Version: "0.1.0", Status: "deleted"},
+		},
+	}
+	got := reconcile.Match(cards, entries)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Match (-want +got):\n%s", diff)
+	}
+}
+
+func TestURLKeyAndNamespaceDomain(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"HTTPS://Example.COM:443/mcp/", "https://example.com/mcp"},
+		{"https://example.com:8443/mcp", "https://example.com:8443/mcp"},
+		{"https://{a}.example.com/{b}/mcp", "https://{}.example.com/{}/mcp"},
+	} {
+		if got, ok := reconcile.URLKey(tt.in); !ok || got != tt.want {
+			t.Errorf("URLKey(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
+		}
+	}
+	if _, ok := reconcile.URLKey("ftp://example.com/x"); ok {
+		t.Error("URLKey accepted ftp")
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"com.example.mcp/x", "mcp.example.com"},
+		{"io.github.Someone/x", "someone.github.io"},
+		{"nodots/x", ""},
+		{"noslash", ""},
+	} {
+		if got := reconcile.NamespaceDomain(tt.in); got != tt.want {
+			t.Errorf("NamespaceDomain(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func openStore(t testing.TB) *store.DB {
+	t.Helper()
+	now := func() time.Time { return time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC) }
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"), store.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// addCards writes cards and listings the way the crawl stores them.
+func addCards(t testing.TB, db *store.DB, cards []reconcile.Card) {
+	t.Helper()
+	tx, err := db.SQL().Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cards {
+		b, err := json.Marshal(c.Card)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(`INSERT INTO cards (key, sha256, name, grade, json, first_seen, last_seen, changed_at)
+			VALUES (?, 'x', ?, 'conformant', ?, 'now', 'now', 'now')`, c.Key, c.Card.Name, string(b)); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range c.Domains {
+			if _, err := tx.Exec(`INSERT INTO listings (domain, catalog_url, identifier, card_key, remote_norm, first_seen, last_seen)
+				VALUES (?, ?, 'id', ?, '', 'now', 'now')`, d, "https://"+d+"/.well-known/ai-catalog.json", c.Key); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func addEntries(t testing.TB, db *store.DB, source string, servers []string, latest func(i int) bool) {
+	t.Helper()
+	rows := make([]store.RegistryEntry, len(servers))
+	for i, s := range servers {
+		var key struct{ Name, Version string }
+		if err := json.Unmarshal([]byte(s), &key); err != nil {
+			t.Fatal(err)
+		}
+		rows[i] = store.RegistryEntry{Name: key.Name, Version: key.Version, Status: "active", ReportedLatest: latest(i), ServerJSON: s}
+	}
+	if err := db.WriteRegistry(context.Background(), store.RegistryWrite{Source: source, Entries: rows}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunThroughStore(t *testing.T) {
+	db := openStore(t)
+	addCards(t, db, []reconcile.Card{
+		{Key: "https://example.com/a", Domains: []string{"example.com"}, Card: servercard.Card{Name: "com.example/a", Version: "1.0.0", Remotes: remote("https://example.com/mcp")}},
+		{Key: "https://example.com/b", Domains: []string{"b.example"}, Card: servercard.Card{Name: "zz/b"}},
+	})
+	addEntries(t, db, "https://registry.example", []string{
+		`{"name":"com.example/a","version":"0.9.0","remotes":[{"type":"streamable-http","url":"https://example.com/mcp/"}]}`,
+		`{"name":"com.example/a","version":"1.0.0","remotes":[{"type":"streamable-http","url":"https://example.com/mcp/"}]}`,
+		`{"name":"org.example/c","version":"1.0.0"}`,
+	}, func(i int) bool { return i != 0 })
+	res, err := reconcile.Run(context.Background(), db, reconcile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only latest versions take part: 0.9.0 is not a second pair.
+	if len(res.Pairs) != 1 || res.Pairs[0].Version != "1.0.0" || len(res.Pairs[0].Diffs) != 0 {
+		t.Errorf("pairs = %+v", res.Pairs)
+	}
+	loaded, err := reconcile.Load(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(res, loaded); diff != "" {
+		t.Errorf("stored result differs (-computed +loaded):\n%s", diff)
+	}
+	// Recomputing replaces, never accumulates.
+	if _, err := reconcile.Run(context.Background(), db, reconcile.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := db.ReconcileResults(context.Background())
+	if len(rows) != 3 {
+		t.Errorf("%d stored rows after a second run, want 3", len(rows))
+	}
+}
+
+// BenchmarkReconcile20000 reconciles 20,000 stored cards with 20,000
+// stored Registry entries (half match by URL, a quarter by name), reading
+// from and writing to SQLite.
+func BenchmarkReconcile20000(b *testing.B) {
+	const n = 20000
+	db := openStore(b)
+	cards := make([]reconcile.Card, n)
+	servers := make([]string, n)
+	for i := range n {
+		host := fmt.Sprintf("s%05d.example.com", i)
+		name := fmt.Sprintf("com.example.s%05d/server", i)
+		u := "https://" + host + "/mcp"
+		switch i % 4 {
+		case 2: // same name, different endpoint
+			u = "https://" + host + "/v2/mcp"
+		case 3: // unrelated
+			name = fmt.Sprintf("org.example.c%05d/card", i)
+			u = "https://c" + host + "/mcp"
+		}
+		cards[i] = reconcile.Card{Key: "https://" + host + "/card.json", Domains: []string{host}, Card: servercard.Card{
+			Name: name, Version: "1.0.0", Title: "Card", Description: "From a card", Remotes: remote(u)}}
+		servers[i] = fmt.Sprintf(`{"name":"com.example.s%05d/server","version":"1.0.1","title":"Entry","description":"From the Registry","remotes":[{"type":"streamable-http","url":"https://%s/mcp"}]}`, i, host)
+	}
+	addCards(b, db, cards)
+	addEntries(b, db, "https://registry.example", servers, func(int) bool { return true })
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := reconcile.Run(context.Background(), db, reconcile.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Pairs) < n/2 {
+			b.Fatalf("only %d pairs", len(res.Pairs))
+		}
+	}
+}
