@@ -97,23 +97,24 @@ func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, er
 		return fail("not_json", "", fmt.Errorf("%w: empty body", ErrNotJSON))
 	case LooksLikeHTML(b):
 		return fail("not_json", "", fmt.Errorf("%w: the body is an html page", ErrNotJSON))
-	case !json.Valid(b):
-		var raw json.RawMessage
-		err := json.Unmarshal(b, &raw) // only to describe the syntax error
-		return fail("not_json", "", fmt.Errorf("%w: %v", ErrNotJSON, err))
-	case b[start] != '{':
+	}
+	var dups finding.List
+	n, err := scanJSON(b, func(path string) {
+		dups.Add(finding.Warning, "duplicate_json_key", path, "member name repeats within its object (I-JSON forbids this); the last occurrence is used")
+	})
+	if err != nil {
+		return fail("not_json", "", fmt.Errorf("%w: %w", ErrNotJSON, err))
+	}
+	if b[start] != '{' {
 		return fail("not_catalog", "", fmt.Errorf("%w: the top-level value is %s, not an object", ErrNotCatalog, jsonKind(b[start:])))
+	}
+	fl = append(fl, dups...)
+	if n > dupKeyLimit {
+		fl.Add(finding.Warning, "duplicate_json_key", "", fmt.Sprintf("%d more repeated member names not listed", n-dupKeyLimit))
 	}
 	// One copy, so that every RawMessage handed out can sub-slice it without
 	// aliasing the caller's buffer.
 	b = bytes.Clone(b)
-
-	n := duplicateKeys(b, func(path string) {
-		fl.Add(finding.Warning, "duplicate_json_key", path, "member name repeats within its object (I-JSON forbids this); the last occurrence is used")
-	})
-	if n > dupKeyLimit {
-		fl.Add(finding.Warning, "duplicate_json_key", "", fmt.Sprintf("%d more repeated member names not listed", n-dupKeyLimit))
-	}
 
 	var specRaw, hostRaw, entriesRaw []byte
 	var others []string
