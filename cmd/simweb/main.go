@@ -108,10 +108,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *generate > 0 {
 		share := *mcpShare
-		if !simweb.SDKAvailable && share > 0 {
-			log.Warn("built without the MCP SDKs: generated remotes all answer 404", "flag", "--mcp-share")
-			share = 0
-		}
 		names, err := w.Generate(simweb.GenerateOptions{
 			Domains: *generate, CatalogShare: *catShare, CardsPerCatalog: *cards, MCPShare: share, Seed: *seed,
 		})

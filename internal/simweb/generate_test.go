@@ -2,7 +2,6 @@ package simweb
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -114,20 +113,6 @@ func TestGenerateConditionalAndUnknownNames(t *testing.T) {
 		if _, err := w.Generate(bad); err == nil {
 			t.Errorf("Generate(%+v) succeeded", bad)
 		}
-	}
-}
-
-func TestGenerateWithoutSDK(t *testing.T) {
-	if SDKAvailable {
-		t.Skip("built with the SDKs")
-	}
-	w, err := New(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = w.Generate(GenerateOptions{Domains: 2, CatalogShare: 1, CardsPerCatalog: 1, MCPShare: 1})
-	if !errors.Is(err, ErrNoSDK) {
-		t.Errorf("err = %v, want ErrNoSDK", err)
 	}
 }
 

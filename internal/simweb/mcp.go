@@ -2,7 +2,6 @@ package simweb
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -42,10 +41,6 @@ func knownKind(k string) bool {
 	}
 	return false
 }
-
-// ErrNoSDK is returned by MCPHandler for SDK-backed kinds when the binary was
-// built without the MCP SDKs (see mcp_nosdk.go).
-var ErrNoSDK = errors.New("simweb: built without the MCP SDKs (build with -tags simweb_sdk)")
 
 // MCPOptions describes the server behind an MCP handler.
 type MCPOptions struct {

@@ -1,5 +1,3 @@
-//go:build simweb_sdk || probe_sdk
-
 package simweb
 
 import (
@@ -12,9 +10,6 @@ import (
 	goserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// SDKAvailable reports whether this build can serve SDK-backed MCP kinds.
-const SDKAvailable = true
 
 // sessionTimeout bounds the memory of stateful servers probed by clients
 // that never send DELETE (a 1,000-endpoint benchmark, an interrupted demo).

@@ -1,5 +1,3 @@
-//go:build simweb_sdk || probe_sdk
-
 package simweb
 
 import (

@@ -324,13 +324,7 @@ func (w *Web) mountLocked(s *site, host, p string, res *resource) error {
 	opts := res.mcpOpts
 	opts.Path = p
 	h, err := MCPHandler(res.mcpKind, opts)
-	if errors.Is(err, ErrNoSDK) {
-		w.log.Warn("simweb: MCP server not available in this build", "host", host, "path", p, "kind", res.mcpKind)
-		msg := err.Error()
-		h = http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
-			http.Error(rw, msg, http.StatusNotImplemented)
-		})
-	} else if err != nil {
+	if err != nil {
 		return fmt.Errorf("simweb: %s%s: %w", host, p, err)
 	}
 	s.mounts = append(s.mounts, mount{path: p, h: h})
