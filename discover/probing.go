@@ -42,7 +42,7 @@ func (c *crawler) probeAll(ctx context.Context, results []*domainCrawl, sum *Sum
 				}
 			}
 			dec := probe.Decide(facts)
-			if dec.Reason == "duplicate" {
+			if dec.Reason == probe.ReasonDuplicate {
 				// Already decided this run through another card or domain;
 				// one decision per endpoint per run is enough.
 				continue

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -15,6 +16,9 @@ type run struct {
 	res *Result
 	url string
 	id  int
+	// modernRejection is set when a step after a 2025 handshake was refused
+	// because the server only speaks 2026-07-28.
+	modernRejection *reply
 }
 
 func (r *run) nextID() int { r.id++; return r.id }
@@ -157,7 +161,15 @@ func (r *run) streamable(ctx context.Context) {
 		if !ok {
 			return
 		}
-		if !r.afterInitialize(ctx, sid, version, attempt == 0) {
+		expired := r.afterInitialize(ctx, sid, version, attempt == 0)
+		if rej := r.modernRejection; rej != nil {
+			// Some modern-only servers (go-sdk) answer initialize with an
+			// older version and refuse everything after it.
+			r.resetFindings()
+			r.modern(ctx, *rej)
+			return
+		}
+		if !expired {
 			return
 		}
 		// The session expired under us: the spec says start a new one, once.
@@ -272,6 +284,10 @@ func (r *run) afterInitialize(ctx context.Context, sid, version string, mayRetry
 		if rep.status == http.StatusNotFound && sid != "" && mayRetry {
 			return true
 		}
+		if modernRejection(rep) {
+			r.modernRejection = &rep
+			return false
+		}
 		r.partial("notifications/initialized", rep)
 		return false
 	}
@@ -282,6 +298,37 @@ func (r *run) afterInitialize(ctx context.Context, sid, version string, mayRetry
 		return false
 	}
 	return r.listTools(ctx, hdr, false, sid != "" && mayRetry)
+}
+
+// versionList finds "supported versions: 2026-07-28, …" in a plain-text
+// error body, the form go-sdk uses.
+var versionList = regexp.MustCompile(`(?i)supported(?: protocol)? versions?\W*((?:\d{4}-\d{2}-\d{2}[\s,]*)+)`)
+var dateRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}`)
+
+// modernRejection reports a 400 that says the server speaks only modern
+// versions: a modern JSON-RPC error, or a plain-text version list naming
+// one. It copies the versions into the evidence.
+func modernRejection(rep reply) bool {
+	if rep.status != http.StatusBadRequest {
+		return false
+	}
+	if rep.errMsg != nil {
+		return rep.errMsg.Error.isModern()
+	}
+	m := versionList.FindSubmatch(rep.body)
+	if m == nil {
+		return false
+	}
+	vs := dateRE.FindAllString(string(m[1]), 20)
+	if rep.ex != nil {
+		rep.ex.SupportedVersions = vs
+	}
+	for _, v := range vs {
+		if v >= ModernProtocolVersion {
+			return true
+		}
+	}
+	return false
 }
 
 // partial records a failure after a successful handshake.
@@ -338,6 +385,10 @@ func (r *run) listTools(ctx context.Context, hdr http.Header, modern, mayRetry b
 			return true
 		}
 		if rep.status < 200 || rep.status > 299 || rep.msg == nil {
+			if !modern && modernRejection(rep) {
+				r.modernRejection = &rep
+				return false
+			}
 			r.partial("tools/list", rep)
 			return false
 		}

@@ -1,0 +1,125 @@
+package discover_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/discover"
+	"github.com/cardcrawl/cardcrawl/discover/probe"
+)
+
+// probeWeb: two domains list the same real go-sdk MCP server (one with a
+// trailing slash), and a card with a templated, a plain-http and a refused
+// remote next to it.
+var probeWeb = []byte(`
+-- a.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[{"identifier":"a","type":"application/mcp-server-card+json","url":"https://cards.example.org/weather"}]}
+-- b.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[{"identifier":"b","type":"application/mcp-server-card+json","data":{"$schema":"https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json","name":"com.example/weather-mirror","version":"9.9.9","description":"The same endpoint, listed again","remotes":[{"type":"streamable-http","url":"https://mcp.weather.example/mcp/"},{"type":"streamable-http","url":"https://{tenant}.weather.example/mcp"},{"type":"streamable-http","url":"http://plain.weather.example/mcp"},{"type":"streamable-http","url":"https://10.0.0.5/mcp"}]}}]}
+-- cards.example.org/weather --
+{"$schema":"https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json","name":"com.example/weather","version":"1.0.0","description":"Weather","remotes":[{"type":"streamable-http","url":"https://mcp.weather.example/mcp"}]}
+-- mcp.weather.example/mcp --
+SIMWEB-MCP go-sdk-stateful name=weather-live version=1.0.1 tools=3
+`)
+
+func (w *world) decisions(runID int64) map[string]string {
+	w.t.Helper()
+	rows, err := w.store.SQL().Query(`SELECT url, decision || ':' || reason FROM probe_decisions WHERE run_id = ?`, runID)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var u, d string
+		if err := rows.Scan(&u, &d); err != nil {
+			w.t.Fatal(err)
+		}
+		if _, dup := out[u]; dup {
+			w.t.Errorf("two decisions for %s in run %d", u, runID)
+		}
+		out[u] = d
+	}
+	return out
+}
+
+func TestProbePhase(t *testing.T) {
+	w := newWorld(t, probeWeb)
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	opts := w.options()
+	clock := func() time.Time { return now }
+	opts.Now = clock
+	opts.Probe = discover.ProbeOptions{Mode: discover.ProbeAuto, Prober: probe.New(probe.Options{HTTP: w.fetch.HTTPClient(), Now: clock})}
+
+	sum := w.crawl(context.Background(), opts, "a.example", "b.example")
+	if diff := cmp.Diff(map[string]int{"ok": 1}, sum.Probes); diff != "" {
+		t.Errorf("probes (-want +got):\n%s", diff)
+	}
+	// The endpoint is decided once (whichever card came first), the rest skipped with reasons.
+	got := w.decisions(sum.RunID)
+	var live string
+	for _, u := range []string{"https://mcp.weather.example/mcp", "https://mcp.weather.example/mcp/"} {
+		if d, ok := got[u]; ok {
+			live = d
+			delete(got, u)
+		}
+	}
+	if live != "probe:warranted" {
+		t.Errorf("live endpoint decision %q, want probe:warranted", live)
+	}
+	want := map[string]string{
+		"https://{tenant}.weather.example/mcp": "skip:placeholder",
+		"http://plain.weather.example/mcp":     "skip:plain_http",
+		"https://10.0.0.5/mcp":                 "skip:blocked_address",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decisions (-want +got):\n%s", diff)
+	}
+	rows, err := w.store.Probes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].ServerName != "weather-live" || rows[0].ToolCount == nil || *rows[0].ToolCount != 3 {
+		t.Fatalf("probes = %+v", rows)
+	}
+
+	// Re-crawled within the max age: fresh, not probed again.
+	opts.Force = true
+	sum = w.crawl(context.Background(), opts, "a.example", "b.example")
+	if len(sum.Probes) != 0 || sum.ProbeSkips["fresh"] != 1 {
+		t.Errorf("second run probes %v skips %v, want none and one fresh", sum.Probes, sum.ProbeSkips)
+	}
+
+	// The card changed since the last probe (as if it had been edited): due again.
+	if _, err := w.store.SQL().Exec(`UPDATE probes SET card_sha256 = 'an older card'`); err != nil {
+		t.Fatal(err)
+	}
+	sum = w.crawl(context.Background(), opts, "a.example", "b.example")
+	if diff := cmp.Diff(map[string]int{"ok": 1}, sum.Probes); diff != "" {
+		t.Errorf("after a card change, probes (-want +got):\n%s", diff)
+	}
+
+	// A day later it is due again.
+	now = now.Add(25 * time.Hour)
+	sum = w.crawl(context.Background(), opts, "a.example", "b.example")
+	if diff := cmp.Diff(map[string]int{"ok": 1}, sum.Probes); diff != "" {
+		t.Errorf("third run probes (-want +got):\n%s", diff)
+	}
+	if n := len(w.web.Requests("10.0.0.5")) + len(w.web.Requests("plain.weather.example")); n != 0 {
+		t.Errorf("%d requests reached skipped endpoints", n)
+	}
+}
+
+func TestProbeNeverRecordsDecisions(t *testing.T) {
+	w := newWorld(t, probeWeb)
+	sum := w.crawl(context.Background(), w.options(), "a.example")
+	if diff := cmp.Diff(map[string]string{"https://mcp.weather.example/mcp": "skip:probe_disabled"}, w.decisions(sum.RunID)); diff != "" {
+		t.Errorf("decisions (-want +got):\n%s", diff)
+	}
+	if n := len(w.web.Requests("mcp.weather.example")); n != 0 {
+		t.Errorf("%d requests to the MCP server with --probe never", n)
+	}
+}
