@@ -1,0 +1,345 @@
+// Package namespace classifies Registry namespaces and checks, as an outsider
+// can, how each could have been proven to the Registry: an HTTP key at
+// https://DOMAIN/.well-known/mcp-registry-auth (covers that domain only), a
+// DNS TXT key at the domain or a parent (covers subdomains), or a GitHub
+// login for io.github.<account>, which only the Registry could check.
+//
+// What it finds is evidence, not a verdict: a published key shows the domain
+// holder opted in, not that they published a given entry, and a key removed
+// after publishing says nothing bad about the entry.
+package namespace
+
+import (
+	"context"
+	"crypto/elliptic"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
+)
+
+// Kinds of namespace.
+const (
+	KindDomain = "domain" // reverse-DNS, e.g. com.example
+	KindGitHub = "github" // io.github.<account>
+	KindOther  = "other"  // neither; nothing an outsider can check
+)
+
+// Methods by which a namespace is (or is not) evidently controlled.
+const (
+	MethodHTTP   = "http"
+	MethodDNS    = "dns"
+	MethodGitHub = "github"
+	MethodNone   = "none"
+)
+
+// MaxProofBytes is the Registry's own cap on the HTTP proof body.
+const MaxProofBytes = 4096
+
+var (
+	proofPattern   = regexp.MustCompile(`v=MCPv1;\s*k=([^;]+);\s*p=([A-Za-z0-9+/=]+)`)
+	githubAccount  = regexp.MustCompile(`^[a-zA-Z0-9-]+$`)
+	githubRepoPath = regexp.MustCompile(`^https?://(?:www\.)?github\.com/([^/]+)/`)
+)
+
+// Namespace is a classified namespace.
+type Namespace struct {
+	Name    string `json:"namespace"`
+	Kind    string `json:"kind"`
+	Domain  string `json:"domain,omitempty"`  // for KindDomain: the namespace reversed, lower-cased
+	Account string `json:"account,omitempty"` // for KindGitHub
+}
+
+// Of returns the namespace part of a server name ("com.example/x" →
+// "com.example"), or "" when the name has no slash.
+func Of(serverName string) string {
+	ns, _, ok := strings.Cut(serverName, "/")
+	if !ok {
+		return ""
+	}
+	return ns
+}
+
+// Classify says what kind of namespace ns is.
+func Classify(ns string) Namespace {
+	n := Namespace{Name: ns, Kind: KindOther}
+	if acct, ok := strings.CutPrefix(ns, "io.github."); ok && githubAccount.MatchString(acct) {
+		n.Kind, n.Account = KindGitHub, acct
+		return n
+	}
+	labels := strings.Split(strings.ToLower(ns), ".")
+	if len(labels) < 2 || slices.Contains(labels, "") {
+		return n
+	}
+	slices.Reverse(labels)
+	n.Kind, n.Domain = KindDomain, strings.Join(labels, ".")
+	return n
+}
+
+// Proof is one "v=MCPv1; k=…; p=…" record as found.
+type Proof struct {
+	Algorithm string `json:"algorithm"`
+	Key       string `json:"key"` // base64 as published
+	Valid     bool   `json:"valid"`
+	Problem   string `json:"problem,omitempty"`
+}
+
+// ParseProofs finds every proof record in text and checks that each key
+// decodes to a public key of its algorithm: 32 bytes for ed25519, a 49-byte
+// compressed point on P-384 for ecdsap384.
+func ParseProofs(text string) []Proof {
+	var out []Proof
+	for _, m := range proofPattern.FindAllStringSubmatch(text, -1) {
+		p := Proof{Algorithm: strings.TrimSpace(m[1]), Key: m[2]}
+		key, err := base64.StdEncoding.DecodeString(p.Key)
+		switch {
+		case err != nil:
+			p.Problem = "key is not valid base64"
+		case p.Algorithm == "ed25519":
+			if len(key) != 32 {
+				p.Problem = fmt.Sprintf("ed25519 key is %d bytes, want 32", len(key))
+			}
+		case p.Algorithm == "ecdsap384":
+			switch {
+			case len(key) != 49:
+				p.Problem = fmt.Sprintf("ecdsap384 key is %d bytes, want a 49-byte compressed point", len(key))
+			case key[0] != 2 && key[0] != 3:
+				p.Problem = "ecdsap384 key is not a compressed point (first byte must be 0x02 or 0x03)"
+			default:
+				if x, _ := elliptic.UnmarshalCompressed(elliptic.P384(), key); x == nil {
+					p.Problem = "ecdsap384 key is not a point on P-384"
+				}
+			}
+		default:
+			p.Problem = fmt.Sprintf("unsupported algorithm %q", p.Algorithm)
+		}
+		p.Valid = p.Problem == ""
+		out = append(out, p)
+	}
+	return out
+}
+
+func anyValid(ps []Proof) bool {
+	return slices.ContainsFunc(ps, func(p Proof) bool { return p.Valid })
+}
+
+// HTTPCheck is what the well-known URL answered.
+type HTTPCheck struct {
+	URL    string  `json:"url"`
+	Status int     `json:"status,omitempty"`
+	Class  string  `json:"class,omitempty"` // fetch failure class
+	Error  string  `json:"error,omitempty"`
+	Proofs []Proof `json:"proofs,omitempty"`
+	Found  bool    `json:"found"` // a valid proof was served
+}
+
+// DNSCheck is what one TXT lookup returned.
+type DNSCheck struct {
+	Name    string   `json:"name"`
+	Records []string `json:"records,omitempty"` // TXT records that look like proofs
+	Proofs  []Proof  `json:"proofs,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	Found   bool     `json:"found"`
+	// CoversSubdomains: the record sits at a parent of the namespace's
+	// domain, which the Registry's DNS method accepts.
+	CoversSubdomains bool `json:"covers_subdomains,omitempty"`
+}
+
+// GitHubCheck records what can be said about an io.github namespace.
+type GitHubCheck struct {
+	Account string `json:"account"`
+	// Repositories is how many distinct repository URLs the namespace's
+	// servers name; SameAccount how many are under the account.
+	Repositories int      `json:"repositories"`
+	SameAccount  int      `json:"same_account"`
+	Elsewhere    []string `json:"elsewhere,omitempty"`
+	Note         string   `json:"note"`
+}
+
+// Result is the verification outcome of one namespace.
+type Result struct {
+	Namespace
+	// Method is the strongest method that held now: http, dns, github or
+	// none. Methods lists all that held.
+	Method  string       `json:"method"`
+	Methods []string     `json:"methods,omitempty"`
+	HTTP    *HTTPCheck   `json:"http,omitempty"`
+	DNS     []DNSCheck   `json:"dns,omitempty"`
+	GitHub  *GitHubCheck `json:"github,omitempty"`
+	Note    string       `json:"note,omitempty"`
+}
+
+// Getter is the part of *fetch.Client the HTTP proof needs.
+type Getter interface {
+	Get(ctx context.Context, r fetch.Request) *fetch.Response
+}
+
+// Resolver looks up TXT records; *net.Resolver implements it.
+type Resolver interface {
+	LookupTXT(ctx context.Context, name string) ([]string, error)
+}
+
+// Options configure a Checker.
+type Options struct {
+	// HTTP fetches the well-known proof; the program's one *fetch.Client.
+	// Nil skips the HTTP method.
+	HTTP Getter
+	// Resolver answers TXT lookups; nil skips the DNS method.
+	Resolver Resolver
+	// DNSTimeout bounds each lookup (default 5 s, the Registry's own).
+	DNSTimeout time.Duration
+	Logger     *slog.Logger
+}
+
+// Checker runs namespace checks.
+type Checker struct{ opts Options }
+
+// NewChecker builds a Checker.
+func NewChecker(opts Options) *Checker {
+	if opts.DNSTimeout <= 0 {
+		opts.DNSTimeout = 5 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Checker{opts: opts}
+}
+
+// Offline says what is known without the network: the kind, and for a
+// GitHub namespace whether the servers' repositories sit under the account.
+// repoURLs are the repository.url values of the namespace's servers.
+func Offline(ns Namespace, repoURLs []string) Result {
+	r := Result{Namespace: ns}
+	switch ns.Kind {
+	case KindGitHub:
+		r.Method, r.Methods = MethodGitHub, []string{MethodGitHub}
+		r.GitHub = githubCheck(ns.Account, repoURLs)
+	case KindOther:
+		r.Method = MethodNone
+		r.Note = "not a reverse-DNS or io.github namespace; nothing an outsider can check"
+	}
+	return r
+}
+
+func githubCheck(account string, repoURLs []string) *GitHubCheck {
+	g := &GitHubCheck{Account: account,
+		Note: "proven to the Registry by a GitHub login for this account (or an org it owns); an outsider cannot re-check that"}
+	seen := map[string]bool{}
+	for _, u := range repoURLs {
+		if u == "" || seen[u] {
+			continue
+		}
+		seen[u] = true
+		g.Repositories++
+		if m := githubRepoPath.FindStringSubmatch(u); m != nil && strings.EqualFold(m[1], account) {
+			g.SameAccount++
+		} else {
+			g.Elsewhere = append(g.Elsewhere, u)
+		}
+	}
+	slices.Sort(g.Elsewhere)
+	return g
+}
+
+// Check verifies one namespace over the network (domain namespaces) or
+// offline (the rest). It never fails: every problem is part of the result.
+func (c *Checker) Check(ctx context.Context, ns Namespace, repoURLs []string) Result {
+	r := Offline(ns, repoURLs)
+	if ns.Kind != KindDomain {
+		return r
+	}
+	if c.opts.HTTP != nil {
+		r.HTTP = c.checkHTTP(ctx, ns.Domain)
+		if r.HTTP.Found {
+			r.Methods = append(r.Methods, MethodHTTP)
+		}
+	}
+	if c.opts.Resolver != nil {
+		names := append([]string{ns.Domain}, parents(ns.Domain)...)
+		dnsFound := false
+		for i, name := range names {
+			d := c.checkDNS(ctx, name)
+			d.CoversSubdomains = i > 0
+			dnsFound = dnsFound || d.Found
+			r.DNS = append(r.DNS, d)
+		}
+		if dnsFound {
+			r.Methods = append(r.Methods, MethodDNS)
+		}
+	}
+	r.Method = MethodNone
+	if len(r.Methods) > 0 {
+		r.Method = r.Methods[0]
+	}
+	c.opts.Logger.Debug("namespace checked", "namespace", ns.Name, "method", r.Method)
+	return r
+}
+
+func (c *Checker) checkHTTP(ctx context.Context, domain string) *HTTPCheck {
+	u := (&url.URL{Scheme: "https", Host: domain, Path: "/.well-known/mcp-registry-auth"}).String()
+	h := &HTTPCheck{URL: u}
+	resp := c.opts.HTTP.Get(ctx, fetch.Request{URL: u, Accept: "text/plain", MaxBytes: MaxProofBytes, NoRedirects: true})
+	h.Status, h.Class = resp.Status, resp.Class
+	if resp.Err != nil {
+		h.Error = resp.Err.Error()
+		return h
+	}
+	if resp.Status != 200 {
+		h.Error = fmt.Sprintf("status %d, want 200", resp.Status)
+		return h
+	}
+	h.Proofs = ParseProofs(strings.TrimSpace(string(resp.Body)))
+	// The Registry reads the body as one string, so only the first
+	// record counts there.
+	h.Found = len(h.Proofs) > 0 && h.Proofs[0].Valid
+	if len(h.Proofs) == 0 {
+		h.Error = "no v=MCPv1 record in the body"
+	}
+	return h
+}
+
+func (c *Checker) checkDNS(ctx context.Context, name string) DNSCheck {
+	d := DNSCheck{Name: name}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.DNSTimeout)
+	defer cancel()
+	txts, err := c.opts.Resolver.LookupTXT(ctx, name)
+	if err != nil {
+		var de *net.DNSError
+		if !(errors.As(err, &de) && de.IsNotFound) {
+			d.Error = err.Error()
+		}
+		return d
+	}
+	for _, t := range txts {
+		ps := ParseProofs(t)
+		if len(ps) == 0 {
+			continue
+		}
+		d.Records = append(d.Records, t)
+		d.Proofs = append(d.Proofs, ps...)
+	}
+	// Every TXT record is tried by the Registry.
+	d.Found = anyValid(d.Proofs)
+	return d
+}
+
+// parents lists the parent domains with at least two labels, nearest first.
+func parents(d string) []string {
+	var out []string
+	for {
+		_, rest, ok := strings.Cut(d, ".")
+		if !ok || !strings.Contains(rest, ".") {
+			return out
+		}
+		out = append(out, rest)
+		d = rest
+	}
+}

@@ -1,0 +1,258 @@
+package namespace_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/x509"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/registry/namespace"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+func edKey() string {
+	pub := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)).Public().(ed25519.PublicKey)
+	return base64.StdEncoding.EncodeToString(pub)
+}
+
+// p384Key is the curve's generator point, compressed: a valid public key
+// without randomness.
+func p384Key() string {
+	c := elliptic.P384()
+	return base64.StdEncoding.EncodeToString(elliptic.MarshalCompressed(c, c.Params().Gx, c.Params().Gy))
+}
+
+func TestParseProofs(t *testing.T) {
+	offCurve := append([]byte{2}, []byte(strings.Repeat("\xff", 48))...)
+	tests := []struct {
+		name string
+		in   string
+		want []namespace.Proof
+	}{
+		{"ed25519", "v=MCPv1; k=ed25519; p=" + edKey(), []namespace.Proof{{Algorithm: "ed25519", Key: edKey(), Valid: true}}},
+		{"ecdsap384 without spaces", "v=MCPv1;k=ecdsap384;p=" + p384Key(), []namespace.Proof{{Algorithm: "ecdsap384", Key: p384Key(), Valid: true}}},
+		{"short ed25519", "v=MCPv1; k=ed25519; p=AAAA", []namespace.Proof{{Algorithm: "ed25519", Key: "AAAA", Problem: "ed25519 key is 3 bytes, want 32"}}},
+		{"bad base64", "v=MCPv1; k=ed25519; p=A", []namespace.Proof{{Algorithm: "ed25519", Key: "A", Problem: "key is not valid base64"}}},
+		{"uncompressed p384", "v=MCPv1; k=ecdsap384; p=" + base64.StdEncoding.EncodeToString(append([]byte{4}, make([]byte, 48)...)),
+			[]namespace.Proof{{Algorithm: "ecdsap384", Key: base64.StdEncoding.EncodeToString(append([]byte{4}, make([]byte, 48)...)), Problem: "ecdsap384 key is not a compressed point (first byte must be 0x02 or 0x03)"}}},
+		{"off-curve p384", "v=MCPv1; k=ecdsap384; p=" + base64.StdEncoding.EncodeToString(offCurve),
+			[]namespace.Proof{{Algorithm: "ecdsap384", Key: base64.StdEncoding.EncodeToString(offCurve), Problem: "ecdsap384 key is not a point on P-384"}}},
+		{"rsa", "v=MCPv1; k=rsa; p=AAAA", []namespace.Proof{{Algorithm: "rsa", Key: "AAAA", Problem: `unsupported algorithm "rsa"`}}},
+		{"two records", "v=MCPv1; k=rsa; p=AAAA\nv=MCPv1; k=ed25519; p=" + edKey(), []namespace.Proof{
+			{Algorithm: "rsa", Key: "AAAA", Problem: `unsupported algorithm "rsa"`},
+			{Algorithm: "ed25519", Key: edKey(), Valid: true}}},
+		{"none", "v=spf1 -all", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, namespace.ParseProofs(tt.in)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestClassifyAndOffline(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want namespace.Namespace
+	}{
+		{"com.example.mcp", namespace.Namespace{Name: "com.example.mcp", Kind: namespace.KindDomain, Domain: "mcp.example.com"}},
+		{"io.github.Octo-Cat", namespace.Namespace{Name: "io.github.Octo-Cat", Kind: namespace.KindGitHub, Account: "Octo-Cat"}},
+		{"io.github", namespace.Namespace{Name: "io.github", Kind: namespace.KindDomain, Domain: "github.io"}},
+		{"single", namespace.Namespace{Name: "single", Kind: namespace.KindOther}},
+		{"a..b", namespace.Namespace{Name: "a..b", Kind: namespace.KindOther}},
+	} {
+		if diff := cmp.Diff(tt.want, namespace.Classify(tt.in)); diff != "" {
+			t.Errorf("Classify(%q) (-want +got):\n%s", tt.in, diff)
+		}
+	}
+	if got := namespace.Of("com.example/x"); got != "com.example" {
+		t.Errorf("Of = %q", got)
+	}
+	got := namespace.Offline(namespace.Classify("io.github.octo"), []string{
+		"https://github.com/Octo/a.git", "https://github.com/octo/b", "https://github.com/other/c", "https://github.com/octo/b", "",
+	})
+	want := namespace.Result{Namespace: namespace.Namespace{Name: "io.github.octo", Kind: namespace.KindGitHub, Account: "octo"},
+		Method: namespace.MethodGitHub, Methods: []string{namespace.MethodGitHub},
+		GitHub: &namespace.GitHubCheck{Account: "octo", Repositories: 3, SameAccount: 2, Elsewhere: []string{"https://github.com/other/c"}}}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(namespace.GitHubCheck{}, "Note")); diff != "" {
+		t.Errorf("Offline (-want +got):\n%s", diff)
+	}
+}
+
+// dnsServer answers TXT queries from zone on a loopback UDP port and
+// returns a resolver that talks only to it. (miekg/dns was dropped from
+// go.mod, so the server speaks through x/net's dnsmessage.)
+func dnsServer(t *testing.T, zone map[string][]string) *net.Resolver {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			var req dnsmessage.Message
+			if req.Unpack(buf[:n]) != nil || len(req.Questions) != 1 {
+				continue
+			}
+			q := req.Questions[0]
+			resp := dnsmessage.Message{Header: dnsmessage.Header{ID: req.ID, Response: true, Authoritative: true, RecursionDesired: req.RecursionDesired, RecursionAvailable: true},
+				Questions: req.Questions}
+			txts, ok := zone[strings.ToLower(q.Name.String())]
+			switch {
+			case !ok:
+				resp.RCode = dnsmessage.RCodeNameError
+			case q.Type == dnsmessage.TypeTXT:
+				for _, s := range txts {
+					resp.Answers = append(resp.Answers, dnsmessage.Resource{
+						Header: dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeTXT, Class: dnsmessage.ClassINET, TTL: 60},
+						Body:   &dnsmessage.TXTResource{TXT: []string{s}}})
+				}
+			}
+			out, err := resp.Pack()
+			if err != nil {
+				continue
+			}
+			pc.WriteTo(out, from)
+		}
+	}()
+	addr := pc.LocalAddr().String()
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "udp", addr)
+	}}
+}
+
+func TestCheck(t *testing.T) {
+	resolver := dnsServer(t, map[string][]string{
+		"example.com.":     {"google-site-verification=xyz", "v=MCPv1; k=ed25519; p=" + edKey()},
+		"bad.example.com.": {"v=MCPv1; k=ed25519; p=AAAA"},
+	})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/mcp-registry-auth" {
+			http.NotFound(w, r)
+			return
+		}
+		switch r.Host {
+		case "example.com":
+			w.Write([]byte("v=MCPv1; k=ecdsap384; p=" + p384Key() + "\n"))
+		case "redirect.example.com":
+			http.Redirect(w, r, "https://example.com/.well-known/mcp-registry-auth", http.StatusFound)
+		case "big.example.com":
+			w.Write([]byte("v=MCPv1; k=ed25519; p=" + edKey() + strings.Repeat(" ", 5000)))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	fc, err := fetch.New(fetch.Options{ConnectTo: []fetch.ConnectTo{{ToHost: u.Hostname(), ToPort: u.Port()}}, RootCAs: pool, RetryWait: -1, Resolver: resolver})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := namespace.NewChecker(namespace.Options{HTTP: fc, Resolver: resolver})
+	ed := namespace.Proof{Algorithm: "ed25519", Key: edKey(), Valid: true}
+	edRecord := "v=MCPv1; k=ed25519; p=" + edKey()
+	tests := []struct {
+		ns   string
+		want namespace.Result
+	}{
+		{"com.example", namespace.Result{Method: "http", Methods: []string{"http", "dns"},
+			HTTP: &namespace.HTTPCheck{URL: "https://example.com/.well-known/mcp-registry-auth", Status: 200, Found: true,
+				Proofs: []namespace.Proof{{Algorithm: "ecdsap384", Key: p384Key(), Valid: true}}},
+			DNS: []namespace.DNSCheck{{Name: "example.com", Records: []string{edRecord}, Proofs: []namespace.Proof{ed}, Found: true}}}},
+		{"com.example.redirect", namespace.Result{Method: "dns", Methods: []string{"dns"},
+			HTTP: &namespace.HTTPCheck{URL: "https://redirect.example.com/.well-known/mcp-registry-auth", Status: 302, Class: "redirect_limit"},
+			DNS: []namespace.DNSCheck{{Name: "redirect.example.com"},
+				{Name: "example.com", Records: []string{edRecord}, Proofs: []namespace.Proof{ed}, Found: true, CoversSubdomains: true}}}},
+		{"com.example.big", namespace.Result{Method: "dns", Methods: []string{"dns"},
+			HTTP: &namespace.HTTPCheck{URL: "https://big.example.com/.well-known/mcp-registry-auth", Status: 200, Class: "too_large"},
+			DNS: []namespace.DNSCheck{{Name: "big.example.com"},
+				{Name: "example.com", Records: []string{edRecord}, Proofs: []namespace.Proof{ed}, Found: true, CoversSubdomains: true}}}},
+		{"com.example.bad", namespace.Result{Method: "dns", Methods: []string{"dns"},
+			HTTP: &namespace.HTTPCheck{URL: "https://bad.example.com/.well-known/mcp-registry-auth", Status: 404, Class: "http_404"},
+			DNS: []namespace.DNSCheck{
+				{Name: "bad.example.com", Records: []string{"v=MCPv1; k=ed25519; p=AAAA"}, Proofs: []namespace.Proof{{Algorithm: "ed25519", Key: "AAAA", Problem: "ed25519 key is 3 bytes, want 32"}}},
+				{Name: "example.com", Records: []string{edRecord}, Proofs: []namespace.Proof{ed}, Found: true, CoversSubdomains: true}}}},
+		{"org.example", namespace.Result{Method: "none",
+			HTTP: &namespace.HTTPCheck{URL: "https://example.org/.well-known/mcp-registry-auth", Class: "tls"},
+			DNS:  []namespace.DNSCheck{{Name: "example.org"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ns, func(t *testing.T) {
+			tt.want.Namespace = namespace.Classify(tt.ns)
+			got := c.Check(context.Background(), namespace.Classify(tt.ns), nil)
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(namespace.HTTPCheck{}, "Error")); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if h := got.HTTP; h != nil && !h.Found && h.Error == "" {
+				t.Errorf("failed HTTP check without an error message: %+v", h)
+			}
+		})
+	}
+}
+
+func TestRunKeepsEarlierChecks(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "n.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: "https://registry.example", Entries: []store.RegistryEntry{
+		{Name: "com.example/a", Version: "1", ReportedLatest: true, ServerJSON: `{"name":"com.example/a","version":"1"}`},
+		{Name: "io.github.octo/b", Version: "1", ReportedLatest: true, ServerJSON: `{"name":"io.github.octo/b","version":"1","repository":{"url":"https://github.com/octo/b","source":"github"}}`},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	resolver := dnsServer(t, map[string][]string{"example.com.": {"v=MCPv1; k=ed25519; p=" + edKey()}})
+	now := func() string { return "2026-07-01T00:00:00Z" }
+	if _, err := namespace.Run(ctx, db, namespace.RunOptions{Checker: namespace.NewChecker(namespace.Options{Resolver: resolver}), Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	// An offline pass afterwards must not erase the DNS finding.
+	if _, err := namespace.Run(ctx, db, namespace.RunOptions{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Namespaces(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type short struct{ Namespace, Kind, Domain, Method, CheckedAt string }
+	var got []short
+	for _, r := range rows {
+		got = append(got, short{r.Namespace, r.Kind, r.Domain, r.Method, r.CheckedAt})
+	}
+	want := []short{
+		{"com.example", "domain", "example.com", "dns", "2026-07-01T00:00:00Z"},
+		{"io.github.octo", "github", "", "github", "2026-07-01T00:00:00Z"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stored namespaces (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(rows[1].Result, `"same_account":1`) {
+		t.Errorf("github result %s lacks the repository check", rows[1].Result)
+	}
+}
