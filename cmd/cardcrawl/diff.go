@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cardcrawl/cardcrawl/registry/reconcile"
+)
+
+func init() {
+	register(&command{name: "diff", summary: "card ↔ Registry: matched pairs and their differences, card-only, registry-only", run: runDiff})
+}
+
+func runDiff(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "diff", "[flags]", joinLines(
+		"Reconcile crawled Server Cards with the latest Registry entries and print the result:",
+		"matched pairs (by remote URL, else server name, else namespace ↔ listing domain) with the",
+		"fields that differ, then cards the Registry lacks, then Registry servers no card matched.",
+		"Run 'cardcrawl registry sync' first to have Registry entries to compare with."))
+	var (
+		db     dbFlags
+		lf     logFlags
+		asJSON bool
+		all    bool
+	)
+	db.register(fs)
+	lf.register(fs)
+	fs.BoolVar(&asJSON, "json", false, "print JSON: {pairs, card_only, registry_only}")
+	fs.BoolVar(&all, "all", false, "also list matched pairs whose fields all agree")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("diff: unexpected argument %q", pos[0])
+	}
+	log := lf.logger(e)
+	st, err := openExisting(ctx, e, db, lf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	// Recomputing is cheap (well under a second for tens of thousands of
+	// servers) and guarantees the answer reflects the latest crawl and sync.
+	res, err := reconcile.Run(ctx, st, reconcile.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(e.stdout, res)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	same := 0
+	fmt.Fprintf(tw, "MATCHED (%d)\n", len(res.Pairs))
+	fmt.Fprintln(tw, "CARD\tREGISTRY\tBASIS\tDIFFERENT FIELDS")
+	for _, p := range res.Pairs {
+		if len(p.Diffs) == 0 {
+			same++
+			if !all {
+				continue
+			}
+		}
+		fields := make([]string, 0, len(p.Diffs))
+		for _, d := range p.Diffs {
+			fields = append(fields, d.Field)
+		}
+		reg := p.Name + "@" + p.Version
+		if p.Status != "" && p.Status != "active" {
+			reg += " (" + p.Status + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.CardKey, reg, p.Basis, dash(truncate(strings.Join(fields, ", "), 100)))
+	}
+	if same > 0 && !all {
+		fmt.Fprintf(tw, "(%d pairs agree on every field; --all lists them)\n", same)
+	}
+	fmt.Fprintf(tw, "\nCARD ONLY (%d)\n", len(res.CardOnly))
+	fmt.Fprintln(tw, "CARD\tNAME\tLISTED BY")
+	for _, c := range res.CardOnly {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.CardKey, dash(c.CardName), dash(strings.Join(c.Domains, " ")))
+	}
+	fmt.Fprintf(tw, "\nREGISTRY ONLY (%d)\n", len(res.RegistryOnly))
+	fmt.Fprintln(tw, "NAME\tVERSION\tSTATUS\tREGISTRY")
+	for _, r := range res.RegistryOnly {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, dash(r.Version), dash(r.Status), r.Source)
+	}
+	return tw.Flush()
+}

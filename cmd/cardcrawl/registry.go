@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/cardcrawl/cardcrawl/registry"
+	"github.com/cardcrawl/cardcrawl/registry/namespace"
+	"github.com/cardcrawl/cardcrawl/registry/reconcile"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+func init() {
+	register(&command{name: "registry", summary: "mirror the MCP Registry (registry sync)", run: runRegistry})
+}
+
+// registrySyncReport is the --json output of `registry sync`.
+type registrySyncReport struct {
+	Sync      registry.SyncResult `json:"sync"`
+	Error     string              `json:"error,omitempty"`
+	Reconcile *reconcileCounts    `json:"reconcile,omitempty"`
+}
+
+type reconcileCounts struct {
+	Pairs        int `json:"pairs"`
+	CardOnly     int `json:"card_only"`
+	RegistryOnly int `json:"registry_only"`
+}
+
+func runRegistry(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(e.stdout, joinLines(
+			"Usage: cardcrawl registry sync [flags]",
+			"",
+			"Subcommands:",
+			"  sync   mirror every server version of the MCP Registry (or a subregistry) into the database",
+			"",
+			"Run 'cardcrawl registry sync --help' for its flags.",
+			""))
+		if len(args) == 0 {
+			return usagef("registry: name a subcommand (sync)")
+		}
+		return errHelp
+	}
+	if args[0] != "sync" {
+		return usagef("registry: unknown subcommand %q (want sync)", args[0])
+	}
+	return runRegistrySync(ctx, e, args[1:])
+}
+
+func runRegistrySync(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "registry sync", "[--url U] [--from-file F] [--full] [flags]", joinLines(
+		"Mirror the MCP Registry's v0.1 API into the database: every version with its status and",
+		"timestamps, and the raw server.json validated against the dated schema it names. The first",
+		"sync sweeps everything; later ones ask only for what changed since the last sweep",
+		"(updated_since), and an interrupted sync resumes where it stopped. At most 2 requests/s,",
+		"Retry-After honoured. --from-file imports an offline dump instead (a v0.1 list response or a",
+		"JSON array of server.json; '-' reads stdin) under the registry named by --url.",
+		"Afterwards cards and Registry entries are reconciled again (see 'cardcrawl diff')."))
+	var (
+		db       dbFlags
+		lf       logFlags
+		nf       netFlags
+		baseURL  string
+		fromFile string
+		full     bool
+		asJSON   bool
+	)
+	db.register(fs)
+	lf.register(fs)
+	nf.register(fs)
+	fs.StringVar(&baseURL, "url", registry.DefaultBaseURL, "registry base `URL` (a subregistry implementing the v0.1 API works too)")
+	fs.StringVar(&fromFile, "from-file", "", "import an offline dump `FILE` instead of syncing over the network")
+	fs.BoolVar(&full, "full", false, "sweep everything even when an incremental sync is possible")
+	fs.BoolVar(&asJSON, "json", false, "print the outcome as JSON")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("registry sync: unexpected argument %q", pos[0])
+	}
+	log := lf.logger(e)
+	var body []byte
+	if fromFile != "" {
+		if body, err = readInput(e, fromFile); err != nil {
+			return usagef("--from-file: %v", err)
+		}
+	}
+	// Usage problems (bad flags, a dump that is not JSON) are found before
+	// the database is created or touched.
+	val, err := registry.NewValidator()
+	if err != nil {
+		return err
+	}
+	var client *registry.Client
+	if fromFile == "" {
+		fc, err := nf.client(log)
+		if err != nil {
+			return err
+		}
+		client, err = registry.NewClient(registry.ClientOptions{BaseURL: baseURL, HTTPClient: fc.HTTPClient(),
+			UserAgent: nf.userAgent, Logger: log})
+		if err != nil {
+			return usagef("--url: %v", err)
+		}
+	} else if _, _, perr := registry.ParseDump(body); perr != nil {
+		return usagef("--from-file %s: %v", fromFile, perr)
+	}
+	st, err := db.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	var res registry.SyncResult
+	var syncErr error
+	if client != nil {
+		res, syncErr = registry.Sync(ctx, registry.SyncOptions{Client: client, Store: st, Validator: val, Full: full, Logger: log})
+	} else {
+		res, syncErr = registry.ImportDump(ctx, registry.ImportOptions{Store: st, Source: baseURL, Validator: val, Logger: log}, body)
+	}
+	report := registrySyncReport{Sync: res}
+	if syncErr != nil {
+		report.Error = syncErr.Error()
+	}
+	// Whatever was stored is reconciled, even after a partial sync.
+	if ctx.Err() == nil {
+		counts, err := recomputeAfterSync(ctx, st, log)
+		if err != nil {
+			return errors.Join(syncErr, err)
+		}
+		report.Reconcile = counts
+	}
+	if asJSON {
+		if err := writeJSON(e.stdout, report); err != nil {
+			return err
+		}
+	} else {
+		printSyncReport(e.stdout, report)
+	}
+	return syncErr
+}
+
+// recomputeAfterSync refreshes the reconciliation and the namespace list
+// (offline; earlier network checks are kept).
+func recomputeAfterSync(ctx context.Context, st *store.DB, log *slog.Logger) (*reconcileCounts, error) {
+	rec, err := reconcile.Run(ctx, st, reconcile.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := namespace.Run(ctx, st, namespace.RunOptions{}); err != nil {
+		return nil, err
+	}
+	return &reconcileCounts{Pairs: len(rec.Pairs), CardOnly: len(rec.CardOnly), RegistryOnly: len(rec.RegistryOnly)}, nil
+}
+
+func readInput(e *env, path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(e.stdin)
+	}
+	return os.ReadFile(path)
+}
+
+func printSyncReport(w io.Writer, r registrySyncReport) {
+	s := r.Sync
+	state := "complete"
+	if !s.Complete {
+		state = "incomplete"
+	}
+	how := s.Kind + " sweep"
+	switch {
+	case s.Kind == "file":
+		how = "dump import"
+	case s.Kind == "delta":
+		how = "incremental sync since " + s.Since
+	}
+	if s.Resumed {
+		how += " (resumed)"
+	}
+	fmt.Fprintf(w, "%s: %s, %d pages, %d entries stored (%d with errors the Registry would reject), %s\n",
+		s.Source, how, s.Pages, s.Entries, s.Invalid, state)
+	if s.Watermark != "" {
+		fmt.Fprintf(w, "next incremental sync from %s\n", s.Watermark)
+	}
+	for _, f := range s.Findings {
+		fmt.Fprintf(w, "  skipped: %s %s\n", f.Code, truncate(f.Message, 120))
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "stopped: %s\n", r.Error)
+	}
+	if c := r.Reconcile; c != nil {
+		fmt.Fprintf(w, "reconciled: %d matched pairs, %d card-only, %d registry-only (see 'cardcrawl diff')\n",
+			c.Pairs, c.CardOnly, c.RegistryOnly)
+	}
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/registry/reconcile"
+	"github.com/cardcrawl/cardcrawl/registry/registrytest"
+)
+
+// registryDouble serves a few servers as registry.example.com (a name the
+// httptest certificate covers) and returns the network flags reaching it.
+func registryDouble(t *testing.T) (*registrytest.Double, []string) {
+	t.Helper()
+	d := registrytest.New(nil)
+	for i, s := range []string{
+		`{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json","name":"com.example/weather","description":"Weather","version":"1.0.0","remotes":[{"type":"streamable-http","url":"https://example.com/mcp"}]}`,
+		`{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json","name":"io.github.octo/tool","description":"` + strings.Repeat("long ", 30) + `","version":"2.0.0","repository":{"url":"https://github.com/octo/tool","source":"github"}}`,
+	} {
+		if err := d.Publish(json.RawMessage(s), true); err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+	}
+	srv := httptest.NewTLSServer(d)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return d, []string{"--url", "https://registry.example.com", "--connect-to", fmt.Sprintf("registry.example.com:443:%s:%s", u.Hostname(), u.Port()), "--ca-cert", ca}
+}
+
+func TestRegistrySyncDiffNamespaces(t *testing.T) {
+	d, netArgs := registryDouble(t)
+	dbPath := filepath.Join(t.TempDir(), "r.db")
+	code, stdout, stderr := run(t, "", append([]string{"registry", "sync", "--db", dbPath, "--json"}, netArgs...)...)
+	if code != exitOK {
+		t.Fatalf("sync exit %d: %s", code, stderr)
+	}
+	var rep registrySyncReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("sync output: %v\n%s", err, stdout)
+	}
+	if rep.Sync.Entries != 2 || rep.Sync.Invalid != 1 || !rep.Sync.Complete || rep.Reconcile == nil || rep.Reconcile.RegistryOnly != 2 {
+		t.Errorf("sync report = %+v", rep)
+	}
+	// A second sync is incremental: one request.
+	before := len(d.Requests())
+	if code, _, stderr := run(t, "", append([]string{"registry", "sync", "--db", dbPath}, netArgs...)...); code != exitOK {
+		t.Fatalf("resync exit %d: %s", code, stderr)
+	}
+	if reqs := d.Requests()[before:]; len(reqs) != 1 || !strings.Contains(reqs[0], "updated_since=") {
+		t.Errorf("resync requests = %q", reqs)
+	}
+
+	code, stdout, stderr = run(t, "", "diff", "--db", dbPath, "--json")
+	if code != exitOK {
+		t.Fatalf("diff exit %d: %s", code, stderr)
+	}
+	var res reconcile.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	want := []reconcile.RegistryOnly{
+		{Source: "https://registry.example.com", Name: "com.example/weather", Version: "1.0.0", Status: "active"},
+		{Source: "https://registry.example.com", Name: "io.github.octo/tool", Version: "2.0.0", Status: "active"},
+	}
+	if diff := cmp.Diff(want, res.RegistryOnly); diff != "" {
+		t.Errorf("registry-only (-want +got):\n%s", diff)
+	}
+	if code, stdout, _ := run(t, "", "diff", "--db", dbPath); code != exitOK || !strings.Contains(stdout, "REGISTRY ONLY (2)") {
+		t.Errorf("diff table (exit %d):\n%s", code, stdout)
+	}
+
+	code, stdout, stderr = run(t, "", "namespaces", "--db", dbPath)
+	if code != exitOK {
+		t.Fatalf("namespaces exit %d: %s", code, stderr)
+	}
+	squeezed := strings.Join(strings.Fields(stdout), " ")
+	for _, want := range []string{"com.example domain unchecked", "io.github.octo github github", "1 of 1 repositories under octo"} {
+		if !strings.Contains(squeezed, want) {
+			t.Errorf("namespaces output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestRegistrySyncBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notJSON := filepath.Join(dir, "dump.csv")
+	os.WriteFile(notJSON, []byte("name,version\n"), 0o600)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no subcommand", []string{"registry"}, "name a subcommand"},
+		{"unknown subcommand", []string{"registry", "pull"}, `unknown subcommand "pull"`},
+		{"dump not json", []string{"registry", "sync", "--db", filepath.Join(dir, "a.db"), "--from-file", notJSON}, "--from-file"},
+		{"missing dump", []string{"registry", "sync", "--db", filepath.Join(dir, "b.db"), "--from-file", filepath.Join(dir, "absent.json")}, "--from-file"},
+		{"bad url", []string{"registry", "sync", "--db", filepath.Join(dir, "c.db"), "--url", "ftp://x"}, "--url"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := run(t, "", tt.args...)
+			if code != exitUsage || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitUsage, tt.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.db")); err == nil {
+		t.Error("a rejected dump still created the database")
+	}
+}
+
+func TestRegistrySyncFromFile(t *testing.T) {
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "dump.json")
+	os.WriteFile(dump, []byte(`[{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json","name":"com.example/a","description":"d","version":"1.0.0"}]`), 0o600)
+	code, stdout, stderr := run(t, "", "registry", "sync", "--db", filepath.Join(dir, "d.db"), "--from-file", dump)
+	if code != exitOK || !strings.Contains(stdout, "dump import, 0 pages, 1 entries stored") {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}
