@@ -3,7 +3,6 @@ package registry
 import (
 	"bytes"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -254,13 +253,4 @@ func remoteURLOK(raw string) bool {
 	}
 	h := strings.ToLower(u.Hostname())
 	return h != "localhost" && h != "127.0.0.1" && !strings.HasSuffix(h, ".localhost")
-}
-
-// compactJSON is used where raw JSON must compare byte for byte.
-func compactJSON(raw []byte) []byte {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
 }
