@@ -27,13 +27,14 @@ var schemaFS embed.FS
 const CurrentSchemaVersion = "2025-12-11"
 
 var (
-	schemaIDPattern   = regexp.MustCompile(`/schemas/([^/]+)/server\.schema\.json$`)
+	schemaIDPattern   = regexp.MustCompile(`/schemas/([^/]+)/server\.schema\.json$|/(draft)/server\.schema\.json$`)
 	strictNamePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9.-]*[a-zA-Z0-9]/[a-zA-Z0-9][a-zA-Z0-9._-]*[a-zA-Z0-9]$`)
 	templateVarRe     = regexp.MustCompile(`\{([^{}]+)\}`)
 	repoURLPattern    = map[string]*regexp.Regexp{
 		"github": regexp.MustCompile(`^https?://(www\.)?github\.com/[\w.-]+/[\w.-]+/?$`),
 		"gitlab": regexp.MustCompile(`^https?://(www\.)?gitlab\.com/[\w.-]+/[\w./-]+/?$`),
 	}
+	subfolderChars      = regexp.MustCompile(`^[a-zA-Z0-9\-_./]+$`)
 	versionRangePattern = regexp.MustCompile(`^\s*(\^|~|>=|<=|>|<|=)|\s-\s|\|\||(^|\.)(x|X|\*)(\.|$)`)
 )
 
@@ -99,7 +100,7 @@ func SchemaVersionOf(schemaURL string) string {
 	if m == nil {
 		return ""
 	}
-	return m[1]
+	return m[1] + m[2]
 }
 
 // Validate reports what the Registry would object to in one server.json
@@ -169,6 +170,19 @@ func pointer(tokens []string) string {
 	return b.String()
 }
 
+// topLevel are the members the Registry's API accepts; it answers 422
+// "unexpected property" to anything else.
+var topLevel = map[string]bool{"$schema": true, "name": true, "title": true, "description": true, "version": true,
+	"websiteUrl": true, "repository": true, "icons": true, "packages": true, "remotes": true, "_meta": true}
+
+// packageMembers are the members the Registry's API accepts in a package.
+var packageMembers = map[string]bool{"registryType": true, "registryBaseUrl": true, "identifier": true, "version": true,
+	"fileSha256": true, "runtimeHint": true, "transport": true, "runtimeArguments": true, "packageArguments": true,
+	"environmentVariables": true}
+
+// publisherMetaKey is the only _meta key a publisher may send.
+const publisherMetaKey = "io.modelcontextprotocol.registry/publisher-provided"
+
 // semantic applies the Registry's rules beyond the schema (research notes
 // §1.3). It returns the paths it flagged so schema errors at the same place
 // are not reported twice.
@@ -177,6 +191,18 @@ func semantic(obj map[string]any, fl *finding.List) map[string]bool {
 	add := func(code, path, msg string) {
 		flagged[path] = true
 		fl.Add(finding.Error, code, path, msg)
+	}
+	for _, k := range sortedKeys(obj) {
+		if !topLevel[k] {
+			add("unexpected_property", pointer([]string{k}), fmt.Sprintf("unknown member %q; the Registry rejects it", k))
+		}
+	}
+	if meta, ok := obj["_meta"].(map[string]any); ok {
+		for _, k := range sortedKeys(meta) {
+			if k != publisherMetaKey {
+				add("unexpected_property", pointer([]string{"_meta", k}), fmt.Sprintf("_meta key %q; the Registry accepts only %s", k, publisherMetaKey))
+			}
+		}
 	}
 	if d, ok := obj["description"].(string); ok && len([]rune(d)) > 100 {
 		add("description_too_long", "/description", fmt.Sprintf("description is %d characters; the Registry accepts at most 100", len([]rune(d))))
@@ -189,6 +215,20 @@ func semantic(obj map[string]any, fl *finding.List) map[string]bool {
 			add("reserved_version_string", "/version", "version \"latest\" is reserved")
 		} else if versionRangePattern.MatchString(ver) {
 			add("version_looks_like_range", "/version", fmt.Sprintf("version must be a specific version, not a range: %q", ver))
+		}
+	}
+	if pkgs, ok := obj["packages"].([]any); ok {
+		for i, p := range pkgs {
+			m, _ := p.(map[string]any)
+			path := "/packages/" + strconv.Itoa(i)
+			for _, k := range sortedKeys(m) {
+				if !packageMembers[k] {
+					add("unexpected_property", path+pointer([]string{k}), fmt.Sprintf("unknown package member %q; the Registry rejects it", k))
+				}
+			}
+			if m["version"] == "latest" {
+				add("reserved_version_string", path+"/version", "package version \"latest\" is reserved")
+			}
 		}
 	}
 	if w, ok := obj["websiteUrl"].(string); ok && !isHTTPS(w) {
@@ -207,6 +247,9 @@ func semantic(obj map[string]any, fl *finding.List) map[string]bool {
 		src, _ := repo["source"].(string)
 		if re := repoURLPattern[src]; u != "" && (re == nil || !re.MatchString(u)) {
 			add("invalid_repository_url", "/repository/url", fmt.Sprintf("repository must be on github or gitlab with a matching source: %s (source %q)", u, src))
+		}
+		if sf, ok := repo["subfolder"].(string); ok && !subfolderOK(sf) {
+			add("invalid_subfolder_path", "/repository/subfolder", "subfolder must be a plain relative path: "+sf)
 		}
 	}
 	if remotes, ok := obj["remotes"].([]any); ok {
@@ -230,7 +273,6 @@ func semantic(obj map[string]any, fl *finding.List) map[string]bool {
 			}
 			if len(undefined) > 0 {
 				add("invalid_templated_url", path+"/url", fmt.Sprintf("template variables %v in %s are not defined in variables", undefined, u))
-				continue
 			}
 			if !remoteURLOK(u) {
 				add("invalid_remote_url", path+"/url", "remote URL must be https and not local: "+u)
@@ -238,6 +280,27 @@ func semantic(obj map[string]any, fl *finding.List) map[string]bool {
 		}
 	}
 	return flagged
+}
+
+func subfolderOK(p string) bool {
+	if p == "" || !subfolderChars.MatchString(p) || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
+		return false
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func isHTTPS(raw string) bool {
