@@ -3,6 +3,7 @@ package registry_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -398,5 +399,38 @@ func TestImportDump(t *testing.T) {
 				t.Errorf("a dump must not set a watermark: %+v", st)
 			}
 		})
+	}
+}
+
+func TestSyncInterruptedByCancelResumes(t *testing.T) {
+	e := newEnv(t)
+	e.publishN(t, 250)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.double.Hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if n == 3 {
+			cancel() // the user presses Ctrl-C while page 3 is in flight
+		}
+		return false
+	}
+	c := e.client(t, nil)
+	_, err := registry.Sync(ctx, registry.SyncOptions{Client: c, Store: e.db, Validator: validator(t), Now: e.clock.Now})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	stored, _ := e.db.CountRegistryEntries(context.Background(), "")
+	st, _ := e.db.RegistrySyncState(context.Background(), e.srv.URL)
+	// Page 2 may or may not have been written before the cancel landed;
+	// either way the cursor must sit right after what is stored.
+	if (stored != 100 && stored != 200) || st.Cursor != fmt.Sprintf("com.example.s%05d/server:1.0.0", stored-1) {
+		t.Fatalf("after cancel: %d stored, cursor %q; want the cursor right after the stored pages", stored, st.Cursor)
+	}
+	e.double.Hook = nil
+	res, err := e.sync(t, c, nil)
+	if err != nil || !res.Resumed || res.Entries != 250-stored {
+		t.Fatalf("resume = %+v, %v", res, err)
+	}
+	if n, _ := e.db.CountRegistryEntries(context.Background(), ""); n != 250 {
+		t.Errorf("stored %d after resume, want 250", n)
 	}
 }
