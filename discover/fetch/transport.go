@@ -6,9 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,6 +48,7 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The timeout starts once the host's slot is ours, so waiting behind a
 	// slow request to the same host does not eat this request's budget.
 	ctx, cancel := context.WithTimeout(req.Context(), g.timeout)
+	ctx = withSendCounter(ctx)
 	out := req.Clone(ctx)
 	for _, h := range strippedHeaders {
 		out.Header.Del(h)
@@ -59,7 +62,7 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		release()
 		return nil, err
 	}
-	resp.Body = &guardedBody{ReadCloser: resp.Body, done: func() { cancel(); release() }}
+	resp.Body = &guardedBody{ReadCloser: resp.Body, ctx: ctx, done: func() { cancel(); release() }}
 	return resp, nil
 }
 
@@ -68,8 +71,21 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 // they listen.
 type guardedBody struct {
 	io.ReadCloser
+	ctx  context.Context
 	once sync.Once
 	done func()
+}
+
+// Read turns an end of body that comes after the deadline or a
+// cancellation into that error: when the transport closes a timed-out TLS
+// connection, its close_notify can make the server end the chunked body
+// cleanly, and a truncated document would pass for a whole one.
+func (b *guardedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && b.ctx.Err() != nil {
+		return n, fmt.Errorf("body cut short: %w", context.Cause(b.ctx))
+	}
+	return n, err
 }
 
 func (b *guardedBody) Close() error {
@@ -139,6 +155,31 @@ func (s *slots) drop(host string, sl *slot) {
 	if sl.refs == 0 {
 		delete(s.m, host)
 	}
+}
+
+// sendCounter counts how often one exchange was put on a connection. The
+// transport itself resends an idempotent request once when a reused idle
+// connection turns out dead; counting those sends keeps the total to one
+// retry whoever makes it.
+type sendCounter struct{ n atomic.Int32 }
+
+type sendCounterKey struct{}
+
+func withSendCounter(ctx context.Context) context.Context {
+	sc := &sendCounter{}
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { sc.n.Add(1) },
+	})
+	return context.WithValue(ctx, sendCounterKey{}, sc)
+}
+
+// sends reports how often the request of ctx was put on a connection so
+// far, or 0 if ctx does not count.
+func sends(ctx context.Context) int {
+	if sc, ok := ctx.Value(sendCounterKey{}).(*sendCounter); ok {
+		return int(sc.n.Load())
+	}
+	return 0
 }
 
 // noCloseIdle hides http.Transport's CloseIdleConnections from the client
