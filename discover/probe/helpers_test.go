@@ -79,6 +79,26 @@ func steps(r Result) []string {
 	return out
 }
 
+const mcpURL = "https://mcp.example.com/mcp"
+
+// summary is the part of a Result the table tests compare.
+type summary struct {
+	Outcome, Transport, Era, ProtocolVersion, ServerName, ServerVersion string
+	Partial, SessionID, ToolsTruncated                                  bool
+	ToolCount                                                           *int
+	ToolNames                                                           []string
+	LegacyEndpoint                                                      string
+	RoundTrips                                                          int
+	Steps                                                               []string
+}
+
+func summarize(r Result) summary {
+	return summary{Outcome: r.Outcome, Transport: r.Transport, Era: r.Era, ProtocolVersion: r.ProtocolVersion,
+		ServerName: r.ServerName, ServerVersion: r.ServerVersion, Partial: r.Partial, SessionID: r.SessionID,
+		ToolsTruncated: r.ToolsTruncated, ToolCount: r.ToolCount, ToolNames: r.ToolNames,
+		LegacyEndpoint: r.LegacyEndpoint, RoundTrips: r.RoundTrips, Steps: steps(r)}
+}
+
 // rpcReq is what hand-written handlers read from a POST.
 type rpcReq struct {
 	ID     json.RawMessage `json:"id"`

@@ -25,26 +25,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
-const mcpURL = "https://mcp.example.com/mcp"
-
-// summary is the part of a Result the table tests compare.
-type summary struct {
-	Outcome, Transport, Era, ProtocolVersion, ServerName, ServerVersion string
-	Partial, SessionID, ToolsTruncated                                  bool
-	ToolCount                                                           *int
-	ToolNames                                                           []string
-	LegacyEndpoint                                                      string
-	RoundTrips                                                          int
-	Steps                                                               []string
-}
-
-func summarize(r Result) summary {
-	return summary{Outcome: r.Outcome, Transport: r.Transport, Era: r.Era, ProtocolVersion: r.ProtocolVersion,
-		ServerName: r.ServerName, ServerVersion: r.ServerVersion, Partial: r.Partial, SessionID: r.SessionID,
-		ToolsTruncated: r.ToolsTruncated, ToolCount: r.ToolCount, ToolNames: r.ToolNames,
-		LegacyEndpoint: r.LegacyEndpoint, RoundTrips: r.RoundTrips, Steps: steps(r)}
-}
-
 func healthy(session bool, deleteStatus int, version string) summary {
 	s := summary{Outcome: OutcomeOK, Transport: TransportStreamable, Era: Era2025, ProtocolVersion: version,
 		ServerName: "sdk-test", ServerVersion: "1.2.3", SessionID: session, ToolCount: intp(3),
