@@ -108,7 +108,7 @@ type rpcReq struct {
 	} `json:"params"`
 }
 
-func readReq(t *testing.T, r *http.Request) rpcReq {
+func readReq(t testing.TB, r *http.Request) rpcReq {
 	t.Helper()
 	var q rpcReq
 	b, _ := io.ReadAll(r.Body)
@@ -126,7 +126,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // fakeMCP is a minimal 2025-06-18 server whose tools/list is scripted.
 type fakeMCP struct {
-	t     *testing.T
+	t     testing.TB
 	tools func(cursor *string) (names []string, next any)
 	mu    sync.Mutex
 	calls []string // methods seen, in order
