@@ -84,6 +84,10 @@ type dialer struct {
 	resolver  *net.Resolver
 	timeout   time.Duration
 	logger    *slog.Logger
+	// beforeDial, when set (tests only), sees each address about to be
+	// dialled and can veto it, so no test can reach the internet even when
+	// the guard it tests is broken.
+	beforeDial func(address string) error
 }
 
 // DialContext is http.Transport's dial hook. addr is the URL's host:port;
@@ -134,7 +138,14 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	}
 	var errs []error
 	for _, ip := range ips {
-		conn, err := nd.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+		address := net.JoinHostPort(ip.String(), port)
+		if d.beforeDial != nil {
+			if err := d.beforeDial(address); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		conn, err := nd.DialContext(ctx, network, address)
 		if err == nil {
 			return conn, nil
 		}

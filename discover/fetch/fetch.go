@@ -60,6 +60,7 @@ type Options struct {
 // per program and share it.
 type Client struct {
 	http         *http.Client
+	dialer       *dialer
 	slots        *slots
 	maxBody      int64
 	maxRedirects int
@@ -143,6 +144,7 @@ func New(opts Options) (*Client, error) {
 		},
 	}
 	c := &Client{
+		dialer:       d,
 		slots:        newSlots(),
 		maxBody:      opts.MaxBodyBytes,
 		maxRedirects: opts.MaxRedirects,

@@ -494,7 +494,7 @@ func TestHostSlot(t *testing.T) {
 				t.Errorf("waited for %q, want a.example", host)
 			}
 		case <-started:
-			t.Error("second request to the same host reached the server while the first was in flight")
+			t.Fatal("second request to the same host reached the server while the first was in flight")
 		}
 		release <- struct{}{}
 		if r := <-results; r.Class != "" {

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/binary"
 	"encoding/pem"
+	"errors"
 	"io"
 	"log"
 	"math/big"
@@ -132,6 +133,13 @@ func (e *env) client(t testing.TB, opts Options) *Client {
 	c, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	c.dialer.beforeDial = func(address string) error {
+		if ap, err := netip.ParseAddrPort(address); err != nil || !ap.Addr().IsLoopback() {
+			t.Errorf("dial to %s: tests never leave loopback", address)
+			return errors.New("test: not a loopback address")
+		}
+		return nil
 	}
 	return c
 }
