@@ -138,6 +138,17 @@ func (f *fakeMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := readReq(f.t, r)
+	for _, h := range []string{"Authorization", "Cookie", "Origin"} {
+		if r.Header.Get(h) != "" {
+			f.t.Errorf("%s carried %s", q.Method, h)
+		}
+	}
+	if (q.Method == "initialize") != (r.Header.Get("MCP-Protocol-Version") == "") {
+		f.t.Errorf("%s: MCP-Protocol-Version %q (none on initialize, the negotiated one after)", q.Method, r.Header.Get("MCP-Protocol-Version"))
+	}
+	if !strings.Contains(r.Header.Get("Accept"), "application/json") || !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		f.t.Errorf("%s: Accept %q", q.Method, r.Header.Get("Accept"))
+	}
 	f.mu.Lock()
 	f.calls = append(f.calls, q.Method)
 	f.mu.Unlock()
