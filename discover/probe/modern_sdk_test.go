@@ -1,5 +1,3 @@
-//go:build probe_sdk
-
 package probe
 
 import (

@@ -1,5 +1,3 @@
-//go:build probe_sdk
-
 // The MCP SDKs' own dependencies are not in go.sum yet (go.mod and go.sum
 // are not ours to edit), so the real-server tests build only with
 // -tags probe_sdk; drop this line once go.sum has the entries.
