@@ -160,3 +160,24 @@ func TestIsBlockedIP(t *testing.T) {
 		t.Error("IsBlockedIP(zero Addr) = false, want true")
 	}
 }
+
+func TestCheckSocketAddress(t *testing.T) {
+	tests := []struct {
+		address string
+		blocked bool
+	}{
+		{"93.184.216.34:443", false},
+		{"[2606:2800:220:1::1]:443", false},
+		{"127.0.0.1:443", true},
+		{"10.0.0.5:8443", true},
+		{"[::ffff:169.254.169.254]:80", true},
+		{"[fe80::1%eth0]:443", true},
+		{"not an address", true},
+	}
+	for _, tt := range tests {
+		err := checkSocketAddress(tt.address)
+		if got := errors.Is(err, ErrBlockedAddress); got != tt.blocked {
+			t.Errorf("checkSocketAddress(%q) = %v, want blocked %v", tt.address, err, tt.blocked)
+		}
+	}
+}

@@ -129,11 +129,7 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		// Judge the socket address itself too, so nothing between
 		// resolution and connect can swap in another address.
 		nd.ControlContext = func(_ context.Context, _, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil || IsBlockedIP(ap.Addr()) {
-				return fmt.Errorf("%w: connect to %s", ErrBlockedAddress, address)
-			}
-			return nil
+			return checkSocketAddress(address)
 		}
 	}
 	var errs []error
@@ -172,4 +168,13 @@ func (d *dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 		ips[i] = ips[i].Unmap()
 	}
 	return ips, nil
+}
+
+// checkSocketAddress judges the ip:port a socket is about to connect to.
+func checkSocketAddress(address string) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil || IsBlockedIP(ap.Addr()) {
+		return fmt.Errorf("%w: connect to %s", ErrBlockedAddress, address)
+	}
+	return nil
 }

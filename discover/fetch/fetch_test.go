@@ -560,7 +560,11 @@ func TestHTTPClientHoldsSlotUntilClose(t *testing.T) {
 		}
 		second <- err
 	}()
-	<-waiting // the second request queues while the first body is open
+	select {
+	case <-waiting: // the second request queues while the first body is open
+	case err := <-second:
+		t.Fatalf("second request finished while the first body was open (err %v)", err)
+	}
 	first.Body.Close()
 	if err := <-second; err != nil {
 		t.Errorf("second request: %v", err)
