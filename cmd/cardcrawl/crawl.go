@@ -177,7 +177,15 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains []string) (discove
 	if e.stderrTTY && sum.Interrupted {
 		fmt.Fprintln(e.stderr)
 	}
-	return sum, err
+	if err != nil || sum.Interrupted {
+		return sum, err
+	}
+	// Cards changed: the card ↔ Registry comparison and the namespace list
+	// follow, so `diff` and `namespaces` never show a stale picture.
+	if _, err := recomputeAfterSync(ctx, s.store, s.log); err != nil {
+		return sum, fmt.Errorf("reconcile after the crawl: %w", err)
+	}
+	return sum, nil
 }
 
 func printSummary(w io.Writer, s discover.Summary) {

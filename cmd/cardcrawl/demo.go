@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/internal/simweb"
+	"github.com/cardcrawl/cardcrawl/registry"
+	"github.com/cardcrawl/cardcrawl/registry/namespace"
 )
 
 func init() {
@@ -81,12 +83,44 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	printSummary(e.stdout, sum)
 
+	fmt.Fprintf(e.stdout, "\nRegistry (a v0.1 double at %s):\n", simweb.DemoRegistryURL)
+	val, err := registry.NewValidator()
+	if err != nil {
+		return err
+	}
+	rc, err := registry.NewClient(registry.ClientOptions{BaseURL: simweb.DemoRegistryURL, HTTPClient: client.HTTPClient(), Logger: log})
+	if err != nil {
+		return err
+	}
+	res, syncErr := registry.Sync(ctx, registry.SyncOptions{Client: rc, Store: st, Validator: val, Full: true, Logger: log})
+	report := registrySyncReport{Sync: res}
+	if syncErr != nil {
+		report.Error = syncErr.Error()
+	}
+	if report.Reconcile, err = recomputeAfterSync(ctx, st, log); err != nil {
+		return err
+	}
+	printSyncReport(e.stdout, report)
+
 	fmt.Fprintln(e.stdout, "\nDomains:")
 	if err := runDomains(ctx, e, []string{"--db", db.path}); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, "\nServers:")
 	if err := runServers(ctx, e, []string{"--db", db.path}); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, "\nCards ↔ Registry:")
+	if err := runDiff(ctx, e, []string{"--db", db.path}); err != nil {
+		return err
+	}
+	// The demo checks namespaces over HTTP only: the simulated web has no DNS.
+	checker := namespace.NewChecker(namespace.Options{HTTP: client, Logger: log})
+	if _, err := namespace.Run(ctx, st, namespace.RunOptions{Checker: checker}); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, "\nNamespaces (checked over HTTP; the simulated web has no DNS):")
+	if err := runNamespaces(ctx, e, []string{"--db", db.path}); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, `
@@ -98,7 +132,9 @@ Try next:
   go run ./cmd/cardcrawl servers --db %s --json
   go run ./cmd/cardcrawl export --db %s --format jsonl
   go run ./cmd/cardcrawl probes --db %s
+  go run ./cmd/cardcrawl diff --db %s --json
+  go run ./cmd/cardcrawl serve --db %s         # the feed and a page on http://127.0.0.1:8080/
   go run ./cmd/simweb --demo        # keep the simulated web running, to crawl it yourself
-`, db.path, caFile, db.path, db.path, db.path)
+`, db.path, caFile, db.path, db.path, db.path, db.path, db.path)
 	return nil
 }

@@ -4,12 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/cardcrawl/cardcrawl/registry/registrytest"
 )
 
-//go:embed testdata/demo/*.txtar testdata/demo/domains.txt
+//go:embed testdata/demo/*.txtar testdata/demo/domains.txt testdata/demo/registry.json
 var demoFS embed.FS
+
+// DemoRegistryURL is where the demo web serves a Registry v0.1 double whose
+// entries agree, disagree and overlap with the demo's cards.
+const DemoRegistryURL = "https://registry.example"
 
 // Demo returns a Web (not started) loaded with the demo fixtures, and the
 // domains to crawl, in story order: a catalog whose card lives on another
@@ -24,6 +32,9 @@ func Demo(opts Options) (*Web, []string, error) {
 		return nil, nil, err
 	}
 	if err := w.addFixtureFS(demoFS, "testdata/demo", "demo"); err != nil {
+		return nil, nil, err
+	}
+	if err := addDemoRegistry(w); err != nil {
 		return nil, nil, err
 	}
 	b, err := demoFS.ReadFile("testdata/demo/domains.txt")
@@ -44,4 +55,32 @@ func parseDomainList(b []byte) []string {
 		}
 	}
 	return out
+}
+
+// addDemoRegistry mounts the Registry double on registry.example, loaded with
+// testdata/demo/registry.json (a v0.1 list response).
+func addDemoRegistry(w *Web) error {
+	raw, err := demoFS.ReadFile("testdata/demo/registry.json")
+	if err != nil {
+		return fmt.Errorf("simweb: demo registry: %w", err)
+	}
+	var list struct {
+		Servers []struct {
+			Server json.RawMessage `json:"server"`
+			Meta   struct {
+				Official registrytest.Official `json:"io.modelcontextprotocol.registry/official"`
+			} `json:"_meta"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return fmt.Errorf("simweb: demo registry: %w", err)
+	}
+	reg := registrytest.New(time.Now)
+	for _, e := range list.Servers {
+		if err := reg.Load(e.Server, e.Meta.Official); err != nil {
+			return fmt.Errorf("simweb: demo registry: %w", err)
+		}
+	}
+	w.Handle(strings.TrimPrefix(DemoRegistryURL, "https://"), reg)
+	return nil
 }
