@@ -38,7 +38,7 @@ func servers() []store.Server {
 		JSON:     `{"name":"com.example/notes","version":"2.0","description":"Notes","remotes":[{"type":"streamable-http","url":"https://notes.example/mcp"}]}`}
 	stdio := store.CardRow{Key: "https://stdio.example/card.json", SourceURL: "https://stdio.example/card.json", SHA256: "cc",
 		Name: "com.example/stdio", Version: "0.1.0", Description: "Local only", Grade: "conformant", Findings: `[]`,
-		JSON: `{"name":"com.example/stdio","version":"0.1.0","description":"Local only"}`,
+		JSON:      `{"name":"com.example/stdio","version":"0.1.0","description":"Local only"}`,
 		FirstSeen: "2026-11-01T00:00:00Z", LastSeen: "2026-11-01T00:00:00Z"}
 	l := func(d string) store.Listing {
 		return store.Listing{Domain: d, CatalogURL: "https://" + d + "/.well-known/ai-catalog.json", Identifier: "urn:air:" + d + ":mcp:x"}
