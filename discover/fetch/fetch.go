@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -302,7 +303,8 @@ func (c *Client) Get(ctx context.Context, r Request) (resp *Response) {
 	if limit <= 0 {
 		limit = c.maxBody
 	}
-	body, err := io.ReadAll(io.LimitReader(hr.Body, limit+1))
+	// One byte past the cap tells "exactly the cap" from "more".
+	body, err := io.ReadAll(io.LimitReader(hr.Body, min(limit, math.MaxInt64-1)+1))
 	switch {
 	case err != nil:
 		resp.Err = fmt.Errorf("read body: %w", err)
