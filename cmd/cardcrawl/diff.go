@@ -27,7 +27,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	)
 	db.register(fs)
 	lf.register(fs)
-	fs.BoolVar(&asJSON, "json", false, "print JSON: {pairs, card_only, registry_only}")
+	fs.BoolVar(&asJSON, "json", false, "print JSON: {pairs, cardOnly, registryOnly}")
 	fs.BoolVar(&all, "all", false, "also list matched pairs whose fields all agree")
 	pos, err := parse(fs, args)
 	if err != nil {

@@ -39,8 +39,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
-				return nil, errHelp
+				return nil, errHelp // the flag package has already printed the usage
 			}
 			return nil, usagef("%s: %v (see 'cardcrawl %s --help')", fs.Name(), err, fs.Name())
 		}

@@ -63,8 +63,8 @@ func TestHelpOnEveryCommand(t *testing.T) {
 	for name := range commands {
 		t.Run(name, func(t *testing.T) {
 			code, stdout, _ := run(t, "", name, "--help")
-			if code != exitOK || !strings.Contains(stdout, "Usage: cardcrawl "+name) {
-				t.Errorf("%s --help: exit %d, stdout %q", name, code, stdout)
+			if code != exitOK || strings.Count(stdout, "Usage: cardcrawl "+name) != 1 {
+				t.Errorf("%s --help: exit %d, want the usage once on stdout, got %q", name, code, stdout)
 			}
 		})
 	}

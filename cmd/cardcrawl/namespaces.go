@@ -18,7 +18,7 @@ func init() {
 // namespaceRecord is one --json row: the check result plus when it ran.
 type namespaceRecord struct {
 	namespace.Result
-	CheckedAt string `json:"checked_at,omitempty"`
+	CheckedAt string `json:"checkedAt,omitempty"`
 }
 
 func runNamespaces(ctx context.Context, e *env, args []string) error {

@@ -27,8 +27,8 @@ type registrySyncReport struct {
 
 type reconcileCounts struct {
 	Pairs        int `json:"pairs"`
-	CardOnly     int `json:"card_only"`
-	RegistryOnly int `json:"registry_only"`
+	CardOnly     int `json:"cardOnly"`
+	RegistryOnly int `json:"registryOnly"`
 }
 
 func runRegistry(ctx context.Context, e *env, args []string) error {

@@ -150,7 +150,7 @@ type DNSCheck struct {
 	Found   bool     `json:"found"`
 	// CoversSubdomains: the record sits at a parent of the namespace's
 	// domain, which the Registry's DNS method accepts.
-	CoversSubdomains bool `json:"covers_subdomains,omitempty"`
+	CoversSubdomains bool `json:"coversSubdomains,omitempty"`
 }
 
 // GitHubCheck records what can be said about an io.github namespace.
@@ -159,7 +159,7 @@ type GitHubCheck struct {
 	// Repositories is how many distinct repository URLs the namespace's
 	// servers name; SameAccount how many are under the account.
 	Repositories int      `json:"repositories"`
-	SameAccount  int      `json:"same_account"`
+	SameAccount  int      `json:"sameAccount"`
 	Elsewhere    []string `json:"elsewhere,omitempty"`
 	Note         string   `json:"note"`
 }

@@ -252,7 +252,7 @@ func TestRunKeepsEarlierChecks(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stored namespaces (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(rows[1].Result, `"same_account":1`) {
+	if !strings.Contains(rows[1].Result, `"sameAccount":1`) {
 		t.Errorf("github result %s lacks the repository check", rows[1].Result)
 	}
 }

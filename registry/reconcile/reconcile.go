@@ -63,8 +63,8 @@ type Diff struct {
 
 // Pair is a card matched to an entry, with why and how they differ.
 type Pair struct {
-	CardKey  string `json:"card_key"`
-	CardName string `json:"card_name"`
+	CardKey  string `json:"cardKey"`
+	CardName string `json:"cardName"`
 	Source   string `json:"source"`
 	Name     string `json:"name"`
 	Version  string `json:"version"`
@@ -78,8 +78,8 @@ type Pair struct {
 
 // CardOnly is a card no Registry entry matched.
 type CardOnly struct {
-	CardKey  string   `json:"card_key"`
-	CardName string   `json:"card_name"`
+	CardKey  string   `json:"cardKey"`
+	CardName string   `json:"cardName"`
 	Domains  []string `json:"domains"`
 }
 
@@ -94,8 +94,8 @@ type RegistryOnly struct {
 // Result is the whole reconciliation.
 type Result struct {
 	Pairs        []Pair         `json:"pairs"`
-	CardOnly     []CardOnly     `json:"card_only"`
-	RegistryOnly []RegistryOnly `json:"registry_only"`
+	CardOnly     []CardOnly     `json:"cardOnly"`
+	RegistryOnly []RegistryOnly `json:"registryOnly"`
 }
 
 var templateVar = regexp.MustCompile(`\{[^{}]*\}`)
