@@ -404,6 +404,29 @@ func TestFreshResultsAreSkipped(t *testing.T) {
 	}
 }
 
+func TestRetryAfterIsHonoured(t *testing.T) {
+	w := newWorld(t)
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	opts := w.options()
+	opts.Now = func() time.Time { return now }
+	w.crawl(context.Background(), opts, "busy.example", "broken.example")
+	rows, err := w.store.Domains(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.Domain] = r.NextFetchAfter
+	}
+	want := map[string]string{
+		"busy.example":   "2026-11-29T14:00:00Z", // Retry-After: 7200 beats the 1 h failure default
+		"broken.example": "2026-11-29T13:00:00Z",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("next fetch (-want +got):\n%s", diff)
+	}
+}
+
 func serverKeys(ss []store.Server) []string {
 	var out []string
 	for _, s := range ss {

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -165,7 +167,25 @@ func (d *domainCrawl) nextFetch(f *fetched, ok bool) time.Time {
 	case f.miss():
 		fresh = missFresh
 	}
+	if wait := retryAfter(f.resp, d.now()); wait > fresh {
+		fresh = min(wait, maxFresh)
+	}
 	return d.now().Add(fresh)
+}
+
+// retryAfter reads a 429 or 503's Retry-After (seconds or an HTTP date).
+func retryAfter(resp *fetch.Response, now time.Time) time.Duration {
+	if resp == nil || (resp.Status != 429 && resp.Status != 503) || resp.Header == nil {
+		return 0
+	}
+	v := strings.TrimSpace(resp.Header.Get("Retry-After"))
+	if secs, err := strconv.Atoi(v); err == nil && secs > 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 // fetched is one fetch, its observation (not yet written), and the body to

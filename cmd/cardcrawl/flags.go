@@ -80,7 +80,7 @@ type netFlags struct {
 }
 
 func (n *netFlags) register(fs *flag.FlagSet) {
-	fs.Var(&n.connectTo, "connect-to", "`HOST1:PORT1:HOST2:PORT2`: connect to HOST2:PORT2 for requests to HOST1:PORT1 (curl's meaning; empty HOST1/PORT1 match any; repeatable; the operator-named address is trusted)")
+	fs.Var(&n.connectTo, "connect-to", "connect to HOST2:PORT2 when a URL names HOST1:PORT1; the `rule` is HOST1:PORT1:HOST2:PORT2 (curl's meaning; an empty HOST1 or PORT1 matches any; repeatable; the address you name is trusted)")
 	fs.Var(&n.caCerts, "ca-cert", "PEM `file` of extra trusted root certificates (repeatable)")
 	fs.DurationVar(&n.timeout, "timeout", 15*time.Second, "per-request timeout, body included")
 	fs.StringVar(&n.userAgent, "user-agent", fetch.DefaultUserAgent, "User-Agent sent with every request (keep a contact URL in it)")
