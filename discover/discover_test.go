@@ -66,19 +66,24 @@ func newWorld(t *testing.T, archives ...[]byte) *world {
 
 func (w *world) newClient() *fetch.Client {
 	w.t.Helper()
-	ct, err := fetch.ParseConnectTo(w.web.ConnectTo())
+	// Short enough that the stalling host costs the suite little, long
+	// enough for loopback TLS on a loaded 2-core CI machine.
+	return clientFor(w.t, w.web, 2*time.Second)
+}
+
+// clientFor builds the program's fetch client the way the CLI does for
+// --connect-to and --ca-cert, pointed at the simulated web.
+func clientFor(tb testing.TB, web *simweb.Web, timeout time.Duration) *fetch.Client {
+	tb.Helper()
+	ct, err := fetch.ParseConnectTo(web.ConnectTo())
 	if err != nil {
-		w.t.Fatal(err)
+		tb.Fatal(err)
 	}
 	c, err := fetch.New(fetch.Options{
-		ConnectTo: []fetch.ConnectTo{ct}, RootCAs: w.web.CertPool(),
-		// Short enough that the stalling host costs the suite little, long
-		// enough for loopback TLS on a loaded 2-core CI machine.
-		Timeout:   2 * time.Second,
-		RetryWait: -1,
+		ConnectTo: []fetch.ConnectTo{ct}, RootCAs: web.CertPool(), Timeout: timeout, RetryWait: -1,
 	})
 	if err != nil {
-		w.t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return c
 }
