@@ -183,3 +183,45 @@ func TestDemo(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeCommand probes a real go-sdk server and a refused URL the way a
+// user would, then reads the saved result back with `probes`.
+func TestProbeCommand(t *testing.T) {
+	web, err := simweb.New(simweb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := web.AddFixtures([]byte("-- mcp.example.com/mcp --\nSIMWEB-MCP go-sdk-stateful name=live version=2.0.0 tools=2\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := web.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	if err := web.WriteCA(ca); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "p.db")
+	code, stdout, stderr := run(t, "", "probe", "--connect-to", web.ConnectTo(), "--ca-cert", ca, "--db", db, "--save", "--json",
+		"https://mcp.example.com/mcp", "https://169.254.169.254/mcp")
+	if code != exitOK {
+		t.Fatalf("probe exit %d: %s", code, stderr)
+	}
+	var results []struct {
+		URL, Outcome, ServerName string
+		ToolCount                *int
+	}
+	if err := json.Unmarshal([]byte(stdout), &results); err != nil {
+		t.Fatalf("probe --json: %v\n%s", err, stdout)
+	}
+	if len(results) != 2 || results[0].Outcome != "ok" || results[0].ServerName != "live" || results[0].ToolCount == nil ||
+		*results[0].ToolCount != 2 || results[1].Outcome != "blocked" {
+		t.Errorf("results = %+v", results)
+	}
+	code, stdout, _ = run(t, "", "probes", "--db", db)
+	if code != exitOK || !strings.Contains(stdout, "https://mcp.example.com/mcp") || !strings.Contains(stdout, "blocked") {
+		t.Errorf("probes: exit %d\n%s", code, stdout)
+	}
+}
