@@ -10,6 +10,8 @@ package registry
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/cardcrawl/cardcrawl/servercard"
 )
 
 // DefaultBaseURL is the official MCP Registry.
@@ -35,22 +37,16 @@ type Server struct {
 	Meta        json.RawMessage `json:"_meta,omitempty"`
 }
 
-// Repository is where a server's source lives. ID is the forge's own
-// repository id, which survives renames and exposes resurrected names.
-type Repository struct {
-	URL       string `json:"url,omitempty"`
-	Source    string `json:"source,omitempty"`
-	ID        string `json:"id,omitempty"`
-	Subfolder string `json:"subfolder,omitempty"`
-}
-
-// Icon is one display icon.
-type Icon struct {
-	Src      string   `json:"src"`
-	MimeType string   `json:"mimeType,omitempty"`
-	Sizes    []string `json:"sizes,omitempty"`
-	Theme    string   `json:"theme,omitempty"`
-}
+// The shapes server.json shares with the Server Card are the card's own
+// types: the two formats are kept compatible on purpose (identity,
+// documentation, remotes), and one definition keeps them from drifting.
+type (
+	Repository    = servercard.Repository
+	Icon          = servercard.Icon
+	Remote        = servercard.Remote
+	Input         = servercard.Input
+	KeyValueInput = servercard.KeyValueInput
+)
 
 // Package is an installable distribution; cardcrawl stores it but compares
 // only remotes, so its body stays raw.
@@ -59,33 +55,6 @@ type Package struct {
 	Identifier   string          `json:"identifier,omitempty"`
 	Version      string          `json:"version,omitempty"`
 	Transport    json.RawMessage `json:"transport,omitempty"`
-}
-
-// Remote is a remote transport (streamable-http or sse).
-type Remote struct {
-	Type      string           `json:"type"`
-	URL       string           `json:"url,omitempty"`
-	Headers   []KeyValueInput  `json:"headers,omitempty"`
-	Variables map[string]Input `json:"variables,omitempty"`
-}
-
-// Input is a user-supplied value description (header value, URL variable).
-type Input struct {
-	Description string   `json:"description,omitempty"`
-	IsRequired  bool     `json:"isRequired,omitempty"`
-	Format      string   `json:"format,omitempty"`
-	Value       string   `json:"value,omitempty"`
-	IsSecret    bool     `json:"isSecret,omitempty"`
-	Default     string   `json:"default,omitempty"`
-	Placeholder string   `json:"placeholder,omitempty"`
-	Choices     []string `json:"choices,omitempty"`
-}
-
-// KeyValueInput is a named Input, used for headers.
-type KeyValueInput struct {
-	Name string `json:"name"`
-	Input
-	Variables map[string]Input `json:"variables,omitempty"`
 }
 
 // Official is the Registry's own metadata about one published version.

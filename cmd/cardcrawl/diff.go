@@ -20,24 +20,16 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		"fields that differ, then cards the Registry lacks, then Registry servers no card matched.",
 		"Run 'cardcrawl registry sync' first to have Registry entries to compare with."))
 	var (
-		db     dbFlags
-		lf     logFlags
-		asJSON bool
-		all    bool
+		rf  readFlags
+		all bool
 	)
-	db.register(fs)
-	lf.register(fs)
-	fs.BoolVar(&asJSON, "json", false, "print JSON: {pairs, cardOnly, registryOnly}")
+	rf.register(fs, "print JSON: {pairs, cardOnly, registryOnly}")
 	fs.BoolVar(&all, "all", false, "also list matched pairs whose fields all agree")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("diff: unexpected argument %q", pos[0])
-	}
-	log := lf.logger(e)
-	st, err := openExisting(ctx, e, db, lf)
+	log := rf.lf.logger(e)
+	st, err := rf.open(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -48,7 +40,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	if rf.asJSON {
 		return writeJSON(e.stdout, res)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)

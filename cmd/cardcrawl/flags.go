@@ -137,3 +137,36 @@ func (l *logFlags) logger(e *env) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 }
+
+// readFlags are the flags every command that reads the database shares.
+type readFlags struct {
+	db     dbFlags
+	lf     logFlags
+	asJSON bool
+}
+
+// register adds --db and -v, and --json when jsonHelp says what it prints.
+func (r *readFlags) register(fs *flag.FlagSet, jsonHelp string) {
+	r.db.register(fs)
+	r.lf.register(fs)
+	if jsonHelp != "" {
+		fs.BoolVar(&r.asJSON, "json", false, jsonHelp)
+	}
+}
+
+// open opens the database, which must exist.
+func (r *readFlags) open(ctx context.Context, e *env) (*store.DB, error) {
+	return openExisting(ctx, e, r.db, r.lf)
+}
+
+// parseNoArgs parses flags for a command that takes no positional arguments.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("%s: unexpected argument %q", fs.Name(), pos[0])
+	}
+	return nil
+}

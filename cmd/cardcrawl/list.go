@@ -21,16 +21,12 @@ func init() {
 
 func runDomains(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "domains", "[flags]", "List every domain the database knows, with its last outcome: a catalog, none,\nor the failure class and reason.")
-	var db dbFlags
-	var lf logFlags
-	var asJSON bool
-	db.register(fs)
-	lf.register(fs)
-	fs.BoolVar(&asJSON, "json", false, "print JSON (an array of objects)")
-	if _, err := parse(fs, args); err != nil {
+	var rf readFlags
+	rf.register(fs, "print JSON (an array of objects)")
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	st, err := openExisting(ctx, e, db, lf)
+	st, err := rf.open(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -39,7 +35,7 @@ func runDomains(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	if rf.asJSON {
 		return writeJSON(e.stdout, nonNilSlice(rows))
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
@@ -56,16 +52,12 @@ func runDomains(ctx context.Context, e *env, args []string) error {
 
 func runServers(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "servers", "[flags]", "List the servers found: one row per remote endpoint (merged on its normalised URL across\ncards and domains), then cards that declare no remote.")
-	var db dbFlags
-	var lf logFlags
-	var asJSON bool
-	db.register(fs)
-	lf.register(fs)
-	fs.BoolVar(&asJSON, "json", false, "print JSON (an array of feed records, as in the README)")
-	if _, err := parse(fs, args); err != nil {
+	var rf readFlags
+	rf.register(fs, "print JSON (an array of feed records, as in the README)")
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	st, err := openExisting(ctx, e, db, lf)
+	st, err := rf.open(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -75,7 +67,7 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	recs := feed.Records(servers)
-	if asJSON {
+	if rf.asJSON {
 		return writeJSON(e.stdout, recs)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
@@ -100,20 +92,18 @@ func runServers(ctx context.Context, e *env, args []string) error {
 
 func runExport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "export", "--format json|jsonl|csv|ai-catalog [flags]", "Write the discovered-servers feed to stdout (or --out FILE). jsonl has one record per\nendpoint; json is the Registry v0.1 list shape; ai-catalog republishes the cards as an AI Catalog.")
-	var db dbFlags
-	var lf logFlags
+	var rf readFlags
 	var format, out string
-	db.register(fs)
-	lf.register(fs)
+	rf.register(fs, "")
 	fs.StringVar(&format, "format", "jsonl", "json, jsonl, csv or ai-catalog")
 	fs.StringVar(&out, "out", "", "write to `FILE` instead of stdout")
-	if _, err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if !validFormat(format) {
 		return usagef("--format must be one of %s, not %q", strings.Join(feed.Formats, ", "), format)
 	}
-	st, err := openExisting(ctx, e, db, lf)
+	st, err := rf.open(ctx, e)
 	if err != nil {
 		return err
 	}

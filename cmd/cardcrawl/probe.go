@@ -106,16 +106,12 @@ func printProbe(e *env, r probe.Result) {
 
 func runProbes(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "probes", "[flags]", "List the latest probe of every endpoint: outcome, transport, protocol, server and tools.")
-	var db dbFlags
-	var lf logFlags
-	var asJSON bool
-	db.register(fs)
-	lf.register(fs)
-	fs.BoolVar(&asJSON, "json", false, "print JSON (an array of the stored probe records)")
-	if _, err := parse(fs, args); err != nil {
+	var rf readFlags
+	rf.register(fs, "print JSON (an array of the stored probe records)")
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	st, err := openExisting(ctx, e, db, lf)
+	st, err := rf.open(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -124,7 +120,7 @@ func runProbes(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	if rf.asJSON {
 		out := make([]json.RawMessage, 0, len(rows))
 		for _, r := range rows {
 			out = append(out, json.RawMessage(r.Result))

@@ -23,17 +23,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		"  /v0.1/servers/{name}/versions/latest",
 		"  /feed.jsonl /feed.csv /feed.json /.well-known/ai-catalog.json",
 		"Ctrl-C stops it."))
-	var db dbFlags
-	var lf logFlags
+	var rf readFlags
 	var addr string
-	db.register(fs)
-	lf.register(fs)
+	rf.register(fs, "")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen `address`")
-	if _, err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	log := lf.logger(e)
-	st, err := openExisting(ctx, e, db, lf)
+	log := rf.lf.logger(e)
+	st, err := rf.open(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -52,7 +50,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
-	fmt.Fprintf(e.stderr, "serving %s on http://%s/\n", db.path, ln.Addr())
+	fmt.Fprintf(e.stderr, "serving %s on http://%s/\n", rf.db.path, ln.Addr())
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
