@@ -108,6 +108,9 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	} else {
 		printSummary(e.stdout, sum)
 	}
+	if err == nil && sum.Interrupted {
+		return errInterrupted
+	}
 	return err
 }
 

@@ -82,6 +82,9 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	printSummary(e.stdout, sum)
+	if sum.Interrupted {
+		return errInterrupted
+	}
 
 	fmt.Fprintf(e.stdout, "\nRegistry (a v0.1 double at %s):\n", simweb.DemoRegistryURL)
 	val, err := registry.NewValidator()

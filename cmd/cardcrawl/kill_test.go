@@ -26,67 +26,92 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestKilledCrawlResumes kills a crawl process with SIGKILL while it waits on
-// a host, then runs the crawl again: the domains finished before the kill
-// stay done, the rest are picked up, and nothing is duplicated.
-func TestKilledCrawlResumes(t *testing.T) {
+// hangWeb is a small web whose fourth domain blocks its first request until
+// the crawler goes away, and says when that request arrived. The args crawl
+// it one domain at a time, so everything before hang.example is committed
+// by then.
+type hangWeb struct {
+	web     *simweb.Web
+	hit     chan struct{}
+	db      string
+	domains []string
+	args    []string
+}
+
+var (
+	hangBefore = []string{"a1.example", "a2.example", "a3.example"}
+	hangAfter  = []string{"z1.example", "z2.example"}
+	hangCard   = `{"$schema":"https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json","name":"com.example/%s","version":"1.0.0","description":"d","remotes":[{"type":"streamable-http","url":"https://mcp.%s/mcp"}]}`
+)
+
+func newHangWeb(t *testing.T) *hangWeb {
+	t.Helper()
 	web, err := simweb.New(simweb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var fixtures strings.Builder
-	card := `{"$schema":"https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json","name":"com.example/%s","version":"1.0.0","description":"d","remotes":[{"type":"streamable-http","url":"https://mcp.%s/mcp"}]}`
-	before := []string{"a1.example", "a2.example", "a3.example"}
-	after := []string{"z1.example", "z2.example"}
-	for _, d := range append(append([]string{}, before...), after...) {
+	for _, d := range append(append([]string{}, hangBefore...), hangAfter...) {
 		fmt.Fprintf(&fixtures, "-- %s/.well-known/ai-catalog.json --\n{\"specVersion\":\"1.0\",\"entries\":[{\"identifier\":\"x\",\"type\":\"application/mcp-server-card+json\",\"data\":%s}]}\n",
-			d, fmt.Sprintf(card, d, d))
+			d, fmt.Sprintf(hangCard, d, d))
 	}
 	if err := web.AddFixtures([]byte(fixtures.String())); err != nil {
 		t.Fatal(err)
 	}
-	// hang.example blocks its first request (until the crawler is gone) and
-	// says when that request arrived; later requests get a catalog.
-	hit := make(chan struct{})
+	h := &hangWeb{web: web, hit: make(chan struct{})}
 	var once sync.Once
 	web.Handle("hang.example", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		first := false
-		once.Do(func() { first = true; close(hit) })
+		once.Do(func() { first = true; close(h.hit) })
 		if first {
 			<-r.Context().Done()
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"specVersion":"1.0","entries":[{"identifier":"h","type":"application/mcp-server-card+json","data":%s}]}`,
-			fmt.Sprintf(card, "hang", "hang.example"))
+			fmt.Sprintf(hangCard, "hang", "hang.example"))
 	}))
 	if err := web.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer web.Close()
+	t.Cleanup(func() { web.Close() })
 	dir := t.TempDir()
 	ca := filepath.Join(dir, "ca.pem")
 	if err := web.WriteCA(ca); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(dir, "k.db")
-	domains := append(append(append([]string{}, before...), "hang.example"), after...)
-	args := append([]string{"crawl", "--db", db, "--connect-to", web.ConnectTo(), "--ca-cert", ca,
-		"--concurrency", "1", "--probe", "never", "--timeout", "1m"}, domains...)
+	h.db = filepath.Join(dir, "k.db")
+	h.domains = append(append(append([]string{}, hangBefore...), "hang.example"), hangAfter...)
+	h.args = append([]string{"crawl", "--db", h.db, "--connect-to", web.ConnectTo(), "--ca-cert", ca,
+		"--concurrency", "1", "--probe", "never", "--timeout", "1m"}, h.domains...)
+	return h
+}
 
-	cmd := exec.Command(os.Args[0], args...)
+// start runs the crawl as a separate process and returns once it is blocked
+// on hang.example.
+func (h *hangWeb) start(t *testing.T, stdout *strings.Builder) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], h.args...)
 	cmd.Env = append(os.Environ(), "CARDCRAWL_TEST_MAIN=1")
+	cmd.Stdout = stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// With one domain in flight, hang.example is asked only after the domains
-	// before it were committed.
 	select {
-	case <-hit:
+	case <-h.hit:
 	case <-time.After(30 * time.Second): // a guard against a broken test, not a wait
 		cmd.Process.Kill()
 		t.Fatal("the crawl never reached hang.example")
 	}
+	return cmd
+}
+
+// TestKilledCrawlResumes kills a crawl process with SIGKILL while it waits on
+// a host, then runs the crawl again: the domains finished before the kill
+// stay done, the rest are picked up, and nothing is duplicated.
+func TestKilledCrawlResumes(t *testing.T) {
+	h := newHangWeb(t)
+	cmd := h.start(t, &strings.Builder{})
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +119,7 @@ func TestKilledCrawlResumes(t *testing.T) {
 
 	states := func() map[string]string {
 		t.Helper()
-		st, err := store.Open(context.Background(), db, store.Options{})
+		st, err := store.Open(context.Background(), h.db, store.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,18 +135,18 @@ func TestKilledCrawlResumes(t *testing.T) {
 		return out
 	}
 	got := states()
-	for _, d := range before {
+	for _, d := range hangBefore {
 		if got[d] != "done/catalog" {
 			t.Errorf("after the kill, %s is %q, want done/catalog", d, got[d])
 		}
 	}
-	for _, d := range append([]string{"hang.example"}, after...) {
+	for _, d := range append([]string{"hang.example"}, hangAfter...) {
 		if got[d] != "pending/" {
 			t.Errorf("after the kill, %s is %q, want pending", d, got[d])
 		}
 	}
 
-	code, stdout, stderr := run(t, "", args...)
+	code, stdout, stderr := run(t, "", h.args...)
 	if code != exitOK {
 		t.Fatalf("resumed crawl exit %d: %s", code, stderr)
 	}
@@ -133,7 +158,7 @@ func TestKilledCrawlResumes(t *testing.T) {
 			t.Errorf("after resuming, %s is %q, want done/catalog", d, s)
 		}
 	}
-	st, err := store.Open(context.Background(), db, store.Options{})
+	st, err := store.Open(context.Background(), h.db, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +167,25 @@ func TestKilledCrawlResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(servers) != len(domains) {
-		t.Errorf("%d servers, want one per domain (%d)", len(servers), len(domains))
+	if len(servers) != len(h.domains) {
+		t.Errorf("%d servers, want one per domain (%d)", len(servers), len(h.domains))
+	}
+}
+
+// TestInterruptedCrawlExits130 sends Ctrl-C (SIGINT) to a crawl blocked on a
+// host: it stops cleanly, says what was left, and exits 130.
+func TestInterruptedCrawlExits130(t *testing.T) {
+	h := newHangWeb(t)
+	var stdout strings.Builder
+	cmd := h.start(t, &stdout)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit code %d (%v), want %d", code, err, exitInterrupted)
+	}
+	if !strings.Contains(stdout.String(), "interrupted: 3 domain(s) left pending") {
+		t.Errorf("summary does not say what was left:\n%s", stdout.String())
 	}
 }

@@ -21,7 +21,13 @@ const (
 	exitOK    = 0 // done, even if many domains failed: failures are data
 	exitRun   = 1 // the run itself failed
 	exitUsage = 2 // bad flags, arguments or input files
+	// exitInterrupted is the shell's convention for SIGINT (128+2): the run
+	// stopped cleanly on Ctrl-C and the same command continues it.
+	exitInterrupted = 130
 )
+
+// errInterrupted ends a run stopped by Ctrl-C, after it said what was left.
+var errInterrupted = errors.New("interrupted")
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "0.1.0-dev"
@@ -93,6 +99,9 @@ func exitCode(e *env, err error) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return exitOK
 	}
+	if errors.Is(err, errInterrupted) {
+		return exitInterrupted
+	}
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintln(e.stderr, "cardcrawl:", ue.msg)
@@ -119,7 +128,8 @@ Commands:
 	}
 	fmt.Fprintf(w, `
 Run 'cardcrawl <command> --help' for a command's flags.
-Exit codes: 0 done (failed domains are data, not errors), 1 the run failed, 2 usage.
+Exit codes: 0 done (failed domains are data, not errors), 1 the run failed, 2 usage,
+130 interrupted (run the same command again to continue).
 `)
 }
 
