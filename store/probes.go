@@ -127,3 +127,24 @@ func (db *DB) latestProbes(ctx context.Context) (map[string]ProbeRow, error) {
 	}
 	return out, rows.Err()
 }
+
+func (db *DB) latestDecisions(ctx context.Context) (map[string]ProbeDecision, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT d.run_id, d.remote_norm, d.url, d.decision, d.reason
+		FROM probe_decisions d JOIN (SELECT remote_norm, MAX(id) AS id FROM probe_decisions GROUP BY remote_norm) last
+		ON last.id = d.id`)
+	if err != nil {
+		return nil, fmt.Errorf("latest probe decisions: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]ProbeDecision{}
+	for rows.Next() {
+		var d ProbeDecision
+		var run sql.NullInt64
+		if err := rows.Scan(&run, &d.RemoteNorm, &d.URL, &d.Decision, &d.Reason); err != nil {
+			return nil, fmt.Errorf("latest probe decisions: %w", err)
+		}
+		d.RunID = run.Int64
+		out[d.RemoteNorm] = d
+	}
+	return out, rows.Err()
+}

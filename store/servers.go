@@ -22,6 +22,8 @@ type Server struct {
 	Card     CardRow
 	Listings []Listing
 	Probe    *ProbeRow // latest probe, nil when never probed
+	// Decision is the latest decision to probe the endpoint or not, and why.
+	Decision *ProbeDecision
 }
 
 // CardRow is a stored card, as the server list needs it.
@@ -77,6 +79,10 @@ func (db *DB) Servers(ctx context.Context) ([]Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	decisions, err := db.latestDecisions(ctx)
+	if err != nil {
+		return nil, err
+	}
 
 	var out []Server
 	rows, err := db.sql.QueryContext(ctx, `SELECT r.url_norm, r.url, r.type, r.templated, r.json, r.first_seen, r.last_seen
@@ -96,6 +102,9 @@ func (db *DB) Servers(ctx context.Context) ([]Server, error) {
 		s.Card = bestCard(s.Listings, cards)
 		if p, ok := probes[s.EndpointNorm]; ok {
 			s.Probe = &p
+		}
+		if d, ok := decisions[s.EndpointNorm]; ok {
+			s.Decision = &d
 		}
 		out = append(out, s)
 	}

@@ -74,6 +74,9 @@ func runServers(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintln(tw, "ENDPOINT\tTRANSPORT\tNAME\tVERSION\tGRADE\tLISTED BY\tPROBE")
 	for _, r := range recs {
 		probe := "-"
+		if d := r.ProbeDecision; d != nil && d.Decision == "skip" && r.Probe == nil {
+			probe = "skipped: " + d.Reason
+		}
 		if r.Probe != nil {
 			probe = r.Probe.Outcome
 			if r.Probe.ToolCount != nil {

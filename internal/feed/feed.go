@@ -36,6 +36,7 @@ type Record struct {
 	FirstSeen          string                 `json:"firstSeen"`
 	LastSeen           string                 `json:"lastSeen"`
 	Probe              *Probe                 `json:"probe,omitempty"`
+	ProbeDecision      *Decision              `json:"probeDecision,omitempty"`
 
 	card *servercard.Card
 }
@@ -58,6 +59,13 @@ type Probe struct {
 	ToolCount     *int   `json:"toolCount,omitempty"`
 }
 
+// Decision is the latest decision to probe the endpoint: "probe" or "skip",
+// and the reason (warranted, fresh, placeholder, blocked_address, …).
+type Decision struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
 // Records builds the feed records from the store's servers.
 func Records(servers []store.Server) []Record {
 	out := make([]Record, 0, len(servers))
@@ -74,6 +82,9 @@ func Records(servers []store.Server) []Record {
 		}
 		for _, l := range s.Listings {
 			r.ListedBy = append(r.ListedBy, Listing{Domain: l.Domain, CatalogURL: l.CatalogURL, Identifier: l.Identifier})
+		}
+		if d := s.Decision; d != nil {
+			r.ProbeDecision = &Decision{Decision: d.Decision, Reason: d.Reason}
 		}
 		if p := s.Probe; p != nil {
 			r.Probe = &Probe{Outcome: p.Outcome, ProbedAt: p.ProbedAt, Transport: p.Transport, Protocol: p.Protocol,
