@@ -50,7 +50,7 @@ func servers() []store.Server {
 				ServerName: "weather", ServerVersion: "1.0.0", ToolCount: intp(3)}},
 		{EndpointNorm: "https://mcp.weather.example/sse", Endpoint: "https://mcp.weather.example/sse", Transport: "sse",
 			Card: weather, Listings: []store.Listing{l("example.com")}, FirstSeen: "2026-11-01T00:00:00Z", LastSeen: "2026-11-02T00:00:00Z",
-			Decision: &store.ProbeDecision{Decision: "skip", Reason: "unsupported_transport"}},
+			Decision: &store.ProbeDecision{Decision: "skip", Reason: "fresh"}},
 		{EndpointNorm: "https://notes.example/mcp", Endpoint: "https://notes.example/mcp", Transport: "streamable-http",
 			Card: notes, Listings: []store.Listing{l("notes.example")}, FirstSeen: "2026-11-01T00:00:00Z", LastSeen: "2026-11-01T00:00:00Z"},
 		{Card: stdio, Listings: []store.Listing{l("stdio.example")}, FirstSeen: stdio.FirstSeen, LastSeen: stdio.LastSeen},
