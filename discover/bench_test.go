@@ -84,7 +84,7 @@ func BenchmarkCrawlGenerated(b *testing.B) {
 			b.Fatal(err)
 		}
 		opts := discover.Options{Fetch: fc, Store: st, Validator: v, Concurrency: 32,
-			Probe: discover.ProbeOptions{Mode: discover.ProbeAuto, Prober: probe.New(probe.Options{HTTP: fc.HTTPClient()})}}
+			Probe: discover.ProbeOptions{Mode: discover.ProbeAuto, Prober: probe.New(probe.Options{HTTP: fc.HTTPClient(), Fetch: fc})}}
 		b.StartTimer()
 
 		var sum discover.Summary

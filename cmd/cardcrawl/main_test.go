@@ -191,7 +191,8 @@ func TestProbeCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := web.AddFixtures([]byte("-- mcp.example.com/mcp --\nSIMWEB-MCP go-sdk-stateful name=live version=2.0.0 tools=2\n")); err != nil {
+	if err := web.AddFixtures([]byte("-- mcp.example.com/mcp --\nSIMWEB-MCP go-sdk-stateful name=live version=2.0.0 tools=2\n" +
+		"-- locked.example.com/mcp --\nSIMWEB-MCP auth-required\n")); err != nil {
 		t.Fatal(err)
 	}
 	if err := web.Start(); err != nil {
@@ -205,20 +206,30 @@ func TestProbeCommand(t *testing.T) {
 	}
 	db := filepath.Join(dir, "p.db")
 	code, stdout, stderr := run(t, "", "probe", "--connect-to", web.ConnectTo(), "--ca-cert", ca, "--db", db, "--save", "--json",
-		"https://mcp.example.com/mcp", "https://169.254.169.254/mcp")
+		"https://mcp.example.com/mcp", "https://169.254.169.254/mcp", "https://locked.example.com/mcp")
 	if code != exitOK {
 		t.Fatalf("probe exit %d: %s", code, stderr)
 	}
 	var results []struct {
 		URL, Outcome, ServerName string
 		ToolCount                *int
+		Auth                     *struct {
+			PointsToOAuthMetadata bool
+			ProtectedResource     *struct{ AuthorizationServers []string }
+			AuthorizationServer   *struct{ Issuer string }
+		}
 	}
 	if err := json.Unmarshal([]byte(stdout), &results); err != nil {
 		t.Fatalf("probe --json: %v\n%s", err, stdout)
 	}
-	if len(results) != 2 || results[0].Outcome != "ok" || results[0].ServerName != "live" || results[0].ToolCount == nil ||
-		*results[0].ToolCount != 2 || results[1].Outcome != "blocked" {
-		t.Errorf("results = %+v", results)
+	if len(results) != 3 || results[0].Outcome != "ok" || results[0].ServerName != "live" || results[0].ToolCount == nil ||
+		*results[0].ToolCount != 2 || results[1].Outcome != "blocked" || results[2].Outcome != "requires_login" {
+		t.Fatalf("results = %+v", results)
+	}
+	// The OAuth metadata the 401 points to is read through the same client.
+	if a := results[2].Auth; a == nil || !a.PointsToOAuthMetadata || a.ProtectedResource == nil ||
+		len(a.ProtectedResource.AuthorizationServers) == 0 || a.AuthorizationServer == nil || a.AuthorizationServer.Issuer == "" {
+		t.Errorf("auth = %+v, want the protected-resource and authorization-server metadata", a)
 	}
 	code, stdout, _ = run(t, "", "probes", "--db", db)
 	if code != exitOK || !strings.Contains(stdout, "https://mcp.example.com/mcp") || !strings.Contains(stdout, "blocked") {
