@@ -1,8 +1,7 @@
-// The MCP SDKs' own dependencies are not in go.sum yet (go.mod and go.sum
-// are not ours to edit), so the real-server tests build only with
-// -tags probe_sdk; drop this line once go.sum has the entries.
-
 package probe
+
+// The tests in this file run real go-sdk and mcp-go servers over loopback
+// TLS; they build and run with a plain `go test`, no tags.
 
 import (
 	"bytes"
