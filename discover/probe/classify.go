@@ -13,9 +13,15 @@ const (
 	levelDebug   = slog.LevelDebug
 )
 
+// interrupted reports a context the caller canceled, as opposed to one
+// whose deadline passed (which is the server's fault: a timeout).
+func interrupted(ctx context.Context) bool {
+	return ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded)
+}
+
 // classifyErr names a transport failure (no response).
 func (p *Prober) classifyErr(ctx context.Context, err error) string {
-	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if interrupted(ctx) {
 		return classCanceled
 	}
 	return errClass(err)
@@ -34,8 +40,10 @@ func outcomeOf(class string) string {
 	switch class {
 	case fetch.ClassBlockedAddress, fetch.ClassBlockedScheme, fetch.ClassPlaceholderURL, classInvalid:
 		return OutcomeBlocked
-	case fetch.ClassTimeout, fetch.ClassCanceled:
+	case fetch.ClassTimeout:
 		return OutcomeTimeout
+	case fetch.ClassCanceled:
+		return OutcomeCanceled
 	case fetch.ClassDNS, fetch.ClassConnect, fetch.ClassTLS:
 		return OutcomeConnect
 	default:

@@ -33,6 +33,12 @@ func (p *Prober) Probe(ctx context.Context, t Target) (res Result) {
 			p.log.Error("probe panicked", "url", t.URL, "panic", v)
 			res.Outcome, res.Reason = OutcomeNotMCP, fmt.Sprintf("internal error while probing: %v", v)
 		}
+		if interrupted(ctx) && res.Outcome != OutcomeBlocked {
+			// Whatever the last step concluded, it concluded it
+			// while being torn down: nothing here may be stored as
+			// what the server does.
+			res.Outcome, res.Reason = OutcomeCanceled, "probe canceled before it finished; last step: "+res.Reason
+		}
 		res.LatencyMs = p.sinceMs(start)
 	}()
 	if reason := checkTarget(t.URL); reason != "" {
@@ -72,7 +78,7 @@ func fallsThrough(outcome string) bool {
 // better of two attempts.
 func rank(outcome string) int {
 	order := []string{OutcomeOK, OutcomeRequiresLogin, OutcomeRateLimited, OutcomeHandshakeRejected,
-		OutcomeHTTP5xx, OutcomeTimeout, OutcomeConnect, OutcomeHTTP4xx, OutcomeNotMCP, OutcomeBlocked}
+		OutcomeHTTP5xx, OutcomeTimeout, OutcomeConnect, OutcomeHTTP4xx, OutcomeNotMCP, OutcomeCanceled, OutcomeBlocked}
 	if i := slices.Index(order, outcome); i >= 0 {
 		return i
 	}
@@ -274,7 +280,7 @@ func (r *run) afterInitialize(ctx context.Context, sid, version string, mayRetry
 		hdr.Set(headerSessionID, sid)
 	}
 	defer func() {
-		if sid != "" && !expired {
+		if sid != "" && !expired && ctx.Err() == nil {
 			r.deleteSession(ctx, hdr)
 		}
 	}()

@@ -14,7 +14,10 @@
 //     SSEWait is a timeout (a client would wait and give up the same way);
 //   - a redirect other than 307/308 on a POST is not followed and is not_mcp,
 //     since following it would turn the POST into a GET;
-//   - a URL the guard refuses before any byte is sent is blocked.
+//   - a URL the guard refuses before any byte is sent is blocked;
+//   - a probe whose context the caller canceled (Ctrl-C) before it finished
+//     is canceled, whatever its last step saw, so that callers can refuse to
+//     store it; a context deadline is still a timeout.
 package probe
 
 import (
@@ -45,6 +48,9 @@ const (
 	OutcomeHandshakeRejected = "handshake_rejected"
 	// OutcomeBlocked means the URL was refused by the guard and no request was sent.
 	OutcomeBlocked = "blocked"
+	// OutcomeCanceled means the caller's context was canceled (Ctrl-C)
+	// before the probe finished: the result says nothing about the server.
+	OutcomeCanceled = "canceled"
 )
 
 // Eras name the protocol generation actually used.
