@@ -6,7 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
 	"github.com/cardcrawl/cardcrawl/discover/probe"
+	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -18,48 +20,84 @@ type ProbeRecord struct {
 	CardMismatches []probe.Mismatch `json:"cardMismatches,omitempty"`
 }
 
+// Skip reasons the crawl adds to probe.Decide's, from resolving the host
+// before deciding (the rule says a probe needs public addresses).
+const (
+	ReasonUnresolvable = "unresolvable"
+)
+
+// endpoint is one remote URL found this run, with every card declaring it.
+type endpoint struct {
+	ref     remoteRef       // the declaration the probe follows
+	cardSHA map[string]bool // hashes of every card that declares it
+}
+
+// endpoints groups this run's remotes by normalised URL, in crawl order. The
+// declaration followed is the first with a transport a probe can use, so a
+// card with a bad type does not hide another card's good one.
+func endpoints(results []*domainCrawl) []*endpoint {
+	var order []*endpoint
+	byNorm := map[string]*endpoint{}
+	for _, dc := range results {
+		for _, r := range dc.remotes {
+			ep, ok := byNorm[r.Norm]
+			if !ok {
+				ep = &endpoint{ref: r, cardSHA: map[string]bool{}}
+				byNorm[r.Norm] = ep
+				order = append(order, ep)
+			} else if !probeable(ep.ref.Remote.Type) && probeable(r.Remote.Type) {
+				ep.ref = r
+			}
+			ep.cardSHA[r.CardSHA] = true
+		}
+	}
+	return order
+}
+
+func probeable(transport string) bool {
+	return transport == servercard.TransportStreamableHTTP || transport == servercard.TransportSSE
+}
+
 // probeAll decides, for every remote found this run, whether to probe it,
 // records the decision, and probes the warranted ones (one probe per
 // endpoint per run, however many cards and domains list it).
 func (c *crawler) probeAll(ctx context.Context, results []*domainCrawl, sum *Summary) error {
 	sum.Probes, sum.ProbeSkips = map[string]int{}, map[string]int{}
-	decided := map[string]bool{}
 	var todo []remoteRef
-	for _, dc := range results {
-		for _, r := range dc.remotes {
-			facts := probe.RemoteFacts{
-				Type: r.Remote.Type, URL: r.Remote.URL, Mode: c.opts.Probe.Mode,
-				MaxAge: c.opts.Probe.MaxAge, Now: c.opts.Now(), ProbedThisRun: decided[r.Norm],
-			}
-			if !decided[r.Norm] {
-				at, sha, ok, err := c.opts.Store.LastProbe(ctx, r.Norm)
-				if err != nil {
-					return err
-				}
-				if ok {
-					facts.LastProbedAt = at
-					facts.CardChangedSince = sha != r.CardSHA
-				}
-			}
-			dec := probe.Decide(facts)
-			if dec.Reason == probe.ReasonDuplicate {
-				// Already decided this run through another card or domain;
-				// one decision per endpoint per run is enough.
-				continue
-			}
-			decided[r.Norm] = true
-			verdict := "skip"
-			if dec.Probe {
-				verdict = "probe"
-				todo = append(todo, r)
-			} else {
-				sum.ProbeSkips[dec.Reason]++
-			}
-			if err := c.opts.Store.AddProbeDecision(ctx, store.ProbeDecision{
-				RunID: c.runID, RemoteNorm: r.Norm, URL: r.Remote.URL, Decision: verdict, Reason: dec.Reason,
-			}); err != nil {
-				return err
-			}
+	for _, ep := range endpoints(results) {
+		r := ep.ref
+		facts := probe.RemoteFacts{
+			Type: r.Remote.Type, URL: r.Remote.URL, Mode: c.opts.Probe.Mode,
+			MaxAge: c.opts.Probe.MaxAge, Now: c.opts.Now(),
+		}
+		at, sha, ok, err := c.opts.Store.LastProbe(ctx, r.Norm)
+		if err != nil {
+			return err
+		}
+		if ok {
+			facts.LastProbedAt = at
+			// Changed means no card declaring it now is the one last probed
+			// against; which card happens to come first does not matter.
+			facts.CardChangedSince = !ep.cardSHA[sha]
+		}
+		dec := probe.Decide(facts)
+		if dec.Probe {
+			dec = c.checkAddress(ctx, r.Remote.URL, dec)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		verdict := "skip"
+		if dec.Probe {
+			verdict = "probe"
+			todo = append(todo, r)
+		} else {
+			sum.ProbeSkips[dec.Reason]++
+		}
+		if err := c.opts.Store.AddProbeDecision(ctx, store.ProbeDecision{
+			RunID: c.runID, RemoteNorm: r.Norm, URL: r.Remote.URL, Decision: verdict, Reason: dec.Reason,
+		}); err != nil {
+			return err
 		}
 	}
 	if len(todo) == 0 {
@@ -104,6 +142,25 @@ func (c *crawler) probeAll(ctx context.Context, results []*domainCrawl, sum *Sum
 	close(work)
 	wg.Wait()
 	return runErr
+}
+
+// checkAddress resolves a warranted endpoint's host the way the dialer will,
+// so a name that points into private space, or nowhere, is skipped with a
+// reason instead of being probed into a refusal.
+func (c *crawler) checkAddress(ctx context.Context, rawURL string, dec probe.Decision) probe.Decision {
+	err := c.opts.Fetch.CheckHost(ctx, rawURL)
+	switch fetch.Class(err, 0) {
+	case "":
+		return dec
+	case fetch.ClassBlockedAddress:
+		return probe.Decision{Reason: probe.ReasonBlockedAddress}
+	case fetch.ClassDNS:
+		return probe.Decision{Reason: ReasonUnresolvable}
+	default:
+		// Anything else (a timeout of the resolver, say) is left to the
+		// probe itself, which records it with its evidence.
+		return dec
+	}
 }
 
 // ProbeRow turns a probe result into the stored row.

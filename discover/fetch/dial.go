@@ -97,32 +97,9 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
-	trusted := false
-	for _, c := range d.connectTo {
-		if !c.match(host, port) {
-			continue
-		}
-		if c.ToHost != "" {
-			host, trusted = c.ToHost, true
-		}
-		if c.ToPort != "" {
-			port = c.ToPort
-		}
-		break // curl uses the first match
-	}
-	ips, err := d.resolve(ctx, host)
+	ips, port, trusted, err := d.addresses(ctx, host, port)
 	if err != nil {
 		return nil, err
-	}
-	if !trusted {
-		// Refuse the host if any answer is blocked, not only the ones we
-		// would pick: a name mixing public and internal addresses is a
-		// rebinding setup, and a retry could land on the internal one.
-		for _, ip := range ips {
-			if IsBlockedIP(ip) {
-				return nil, fmt.Errorf("%w: %s resolves to %s", ErrBlockedAddress, host, ip)
-			}
-		}
 	}
 	nd := net.Dialer{Timeout: d.timeout, KeepAlive: 30 * time.Second}
 	if !trusted {
@@ -151,6 +128,38 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		}
 	}
 	return nil, errors.Join(errs...)
+}
+
+// addresses is where a connection to host:port would go: the first matching
+// --connect-to rule applied (curl's rule), then the host resolved. Unless the
+// operator named the target, any blocked answer refuses the host, not only
+// the ones we would pick: a name mixing public and internal addresses is a
+// rebinding setup, and a retry could land on the internal one.
+func (d *dialer) addresses(ctx context.Context, host, port string) (ips []netip.Addr, toPort string, trusted bool, err error) {
+	for _, c := range d.connectTo {
+		if !c.match(host, port) {
+			continue
+		}
+		if c.ToHost != "" {
+			host, trusted = c.ToHost, true
+		}
+		if c.ToPort != "" {
+			port = c.ToPort
+		}
+		break // curl uses the first match
+	}
+	ips, err = d.resolve(ctx, host)
+	if err != nil {
+		return nil, "", false, err
+	}
+	if !trusted {
+		for _, ip := range ips {
+			if IsBlockedIP(ip) {
+				return nil, "", false, fmt.Errorf("%w: %s resolves to %s", ErrBlockedAddress, host, ip)
+			}
+		}
+	}
+	return ips, port, trusted, nil
 }
 
 func (d *dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error) {

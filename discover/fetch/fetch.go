@@ -21,6 +21,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -177,6 +178,28 @@ func New(opts Options) (*Client, error) {
 func (c *Client) HTTPClient() *http.Client {
 	hc := *c.http
 	return &hc
+}
+
+// CheckHost judges, without connecting, whether a request to rawURL would
+// be allowed: the URL rules first, then where the host resolves (after
+// --connect-to), exactly as the dialer will judge it. Callers that decide
+// ahead of time (is an MCP probe warranted?) use it to skip hosts that
+// resolve to refused addresses or not at all; the dialer still checks
+// again at connect time.
+func (c *Client) CheckHost(ctx context.Context, rawURL string) error {
+	if err := CheckURL(rawURL); err != nil {
+		return err
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidURL, err)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "443"
+	}
+	_, _, _, err = c.dialer.addresses(ctx, u.Hostname(), port)
+	return err
 }
 
 // checkRedirect re-judges every hop: the limit, then the target URL, before
