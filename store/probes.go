@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -21,6 +22,8 @@ type ProbeRow struct {
 	ToolCount     *int
 	CardSHA256    string
 	Result        string // the probe's full JSON record
+	// Partial: the handshake worked but a later step failed (read from Result).
+	Partial bool
 }
 
 // ProbeDecision is a recorded decision to probe a remote or not, and why.
@@ -123,6 +126,11 @@ func (db *DB) latestProbes(ctx context.Context) (map[string]ProbeRow, error) {
 			n := int(tools.Int64)
 			p.ToolCount = &n
 		}
+		var flags struct {
+			Partial bool `json:"partial"`
+		}
+		_ = json.Unmarshal([]byte(p.Result), &flags) // a record without the field is not partial
+		p.Partial = flags.Partial
 		out[p.RemoteNorm] = p
 	}
 	return out, rows.Err()

@@ -79,6 +79,9 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		}
 		if r.Probe != nil {
 			probe = r.Probe.Outcome
+			if r.Probe.Partial {
+				probe += " (partial)"
+			}
 			if r.Probe.ToolCount != nil {
 				probe += " (" + strconv.Itoa(*r.Probe.ToolCount) + " tools)"
 			}

@@ -130,11 +130,15 @@ func runProbes(ctx context.Context, e *env, args []string) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ENDPOINT\tOUTCOME\tTRANSPORT\tPROTOCOL\tSERVER\tTOOLS\tPROBED AT")
 	for _, r := range rows {
+		outcome := r.Outcome
+		if r.Partial {
+			outcome += " (partial)"
+		}
 		tools := "-"
 		if r.ToolCount != nil {
 			tools = strconv.Itoa(*r.ToolCount)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.URL, r.Outcome, dash(r.Transport), dash(r.Protocol),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.URL, outcome, dash(r.Transport), dash(r.Protocol),
 			dash(r.ServerName+" "+r.ServerVersion), tools, r.ProbedAt)
 	}
 	return tw.Flush()

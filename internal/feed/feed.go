@@ -57,6 +57,8 @@ type Probe struct {
 	ServerName    string `json:"serverName,omitempty"`
 	ServerVersion string `json:"serverVersion,omitempty"`
 	ToolCount     *int   `json:"toolCount,omitempty"`
+	// Partial: the handshake worked but a later step (tools/list) failed.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // Decision is the latest decision to probe the endpoint: "probe" or "skip",
@@ -88,7 +90,7 @@ func Records(servers []store.Server) []Record {
 		}
 		if p := s.Probe; p != nil {
 			r.Probe = &Probe{Outcome: p.Outcome, ProbedAt: p.ProbedAt, Transport: p.Transport, Protocol: p.Protocol,
-				ServerName: p.ServerName, ServerVersion: p.ServerVersion, ToolCount: p.ToolCount}
+				ServerName: p.ServerName, ServerVersion: p.ServerVersion, ToolCount: p.ToolCount, Partial: p.Partial}
 		}
 		out = append(out, r)
 	}
