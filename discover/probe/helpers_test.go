@@ -128,6 +128,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 type fakeMCP struct {
 	t     testing.TB
 	tools func(cursor *string) (names []string, next any)
+	// sse makes tools/list answer as an event stream instead of JSON.
+	sse   bool
 	mu    sync.Mutex
 	calls []string // methods seen, in order
 }
@@ -169,7 +171,14 @@ func (f *fakeMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if next != nil {
 			result["nextCursor"] = next
 		}
-		writeJSON(w, 200, map[string]any{"jsonrpc": "2.0", "id": q.ID, "result": result})
+		msg := map[string]any{"jsonrpc": "2.0", "id": q.ID, "result": result}
+		if f.sse {
+			b, _ := json.Marshal(msg)
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", b)
+			return
+		}
+		writeJSON(w, 200, msg)
 	default:
 		f.t.Errorf("unexpected method %q", q.Method)
 		writeJSON(w, 200, map[string]any{"jsonrpc": "2.0", "id": q.ID, "error": map[string]any{"code": -32601, "message": "no"}})

@@ -72,9 +72,10 @@ const (
 	DefaultSSEWait      = 10 * time.Second
 	DefaultMaxToolPages = 5
 	DefaultMaxToolNames = 50
-	// DefaultMaxBodyBytes bounds one MCP response (JSON body or SSE stream):
-	// room for thousands of tools, not for a server that streams forever.
-	DefaultMaxBodyBytes = 8 << 20
+	// DefaultMaxBodyBytes bounds one MCP response (JSON body or SSE stream),
+	// and so the longest SSE line: the program's 1 MiB cap on any one
+	// document, room for about 10,000 plain tools.
+	DefaultMaxBodyBytes = 1 << 20
 	// DefaultMaxEvents bounds the SSE events read while waiting for one answer.
 	DefaultMaxEvents = 1000
 )
@@ -101,7 +102,8 @@ type Options struct {
 	MaxToolPages int
 	// MaxToolNames caps the tool names kept (default 50).
 	MaxToolNames int
-	// MaxBodyBytes caps every response body read (default 8 MiB).
+	// MaxBodyBytes caps every response body read, and every SSE line
+	// (default 1 MiB).
 	MaxBodyBytes int64
 	// MaxEvents caps SSE events read per response (default 1000).
 	MaxEvents int

@@ -36,11 +36,7 @@ type sseLimits struct {
 func readSSE(r io.Reader, lim sseLimits, fn func(sseEvent) bool) error {
 	lr := &limitedReader{r: r, n: lim.MaxBytes}
 	sc := bufio.NewScanner(lr)
-	maxLine := int(lim.MaxBytes)
-	if maxLine <= 0 || maxLine > 16<<20 {
-		maxLine = 16 << 20
-	}
-	sc.Buffer(make([]byte, 0, 4096), maxLine+1)
+	sc.Buffer(make([]byte, 0, 4096), sseMaxLine(lim))
 	sc.Split(scanSSELines)
 
 	var (
@@ -98,6 +94,16 @@ func readSSE(r io.Reader, lim sseLimits, fn func(sseEvent) bool) error {
 		return fmt.Errorf("sse: %w", errBodySizeLimit)
 	}
 	return io.EOF
+}
+
+// sseMaxLine is the scanner's largest token: never more than the stream's
+// own byte cap, so one endless line cannot make the buffer outgrow it. A
+// line can only reach that size in a stream that is over the cap anyway.
+func sseMaxLine(lim sseLimits) int {
+	if lim.MaxBytes <= 0 {
+		return DefaultMaxBodyBytes
+	}
+	return int(lim.MaxBytes)
 }
 
 // scanSSELines splits on CRLF, LF or a lone CR; a CR at the end of the
