@@ -2,6 +2,7 @@ package discover_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -107,5 +108,73 @@ func BenchmarkCrawlGenerated(b *testing.B) {
 		st.Close()
 		web.Close()
 		b.StartTimer()
+	}
+}
+
+// BenchmarkProbe1000 probes 1,000 endpoints on the simulated web (one
+// host name each, served by real go-sdk and mcp-go servers) at concurrency
+// 32 through the program's own client, and checks every probe succeeded in
+// at most 4 round trips (3 plus the DELETE).
+// Run: go test ./discover -run '^$' -bench Probe1000 -benchtime 3x
+func BenchmarkProbe1000(b *testing.B) {
+	const endpoints, concurrency = 1000, 32
+	web, err := simweb.New(simweb.Options{DiscardRequests: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	kinds := []string{simweb.KindGoSDKStateful, simweb.KindGoSDKJSON, simweb.KindMCPGoStreamable}
+	var urls []string
+	for i := range endpoints {
+		kind := kinds[i%len(kinds)]
+		h, err := simweb.MCPHandler(kind, simweb.MCPOptions{Name: kind, Tools: 5, Path: "/mcp"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		host := fmt.Sprintf("mcp%d.bench.example", i)
+		web.Handle(host, h)
+		urls = append(urls, "https://"+host+"/mcp")
+	}
+	if err := web.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer web.Close()
+	fc := clientFor(b, web, 15*time.Second)
+	p := probe.New(probe.Options{HTTP: fc.HTTPClient(), Fetch: fc})
+
+	for b.Loop() {
+		work := make(chan string)
+		var (
+			mu       sync.Mutex
+			outcomes = map[string]int{}
+			maxTrips int
+			wg       sync.WaitGroup
+		)
+		start := time.Now()
+		peak := peakHeap(func() {
+			for range concurrency {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for u := range work {
+						r := p.Probe(context.Background(), probe.Target{URL: u, Transport: "streamable-http"})
+						mu.Lock()
+						outcomes[r.Outcome]++
+						maxTrips = max(maxTrips, r.RoundTrips)
+						mu.Unlock()
+					}
+				}()
+			}
+			for _, u := range urls {
+				work <- u
+			}
+			close(work)
+			wg.Wait()
+		})
+		elapsed := time.Since(start)
+		if outcomes[probe.OutcomeOK] != endpoints || maxTrips > 4 {
+			b.Fatalf("outcomes %v, max round trips %d; want all ok in at most 4", outcomes, maxTrips)
+		}
+		b.ReportMetric(endpoints/elapsed.Seconds(), "endpoints/s")
+		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 	}
 }
