@@ -19,6 +19,9 @@ type run struct {
 	// modernRejection is set when a step after a 2025 handshake was refused
 	// because the server only speaks 2026-07-28.
 	modernRejection *reply
+	// legacyDone is set once the legacy GET has run; a probe sends it at
+	// most once.
+	legacyDone *legacyAttempt
 }
 
 func (r *run) nextID() int { r.id++; return r.id }

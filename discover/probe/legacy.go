@@ -18,8 +18,15 @@ const legacyEventBytes = 256 << 10
 
 // legacyAfterPOST runs the spec's fallback after initialize got 400, 404 or
 // 405 without a modern error, and keeps the more telling of the two failures.
+// When the legacy GET already ran in this probe (the card said sse), its
+// answer is reused: asking the same URL the same question twice in one probe
+// only costs the host another request.
 func (r *run) legacyAfterPOST(ctx context.Context, post reply) {
-	r.legacy(ctx)
+	if r.legacyDone != nil {
+		r.res.Outcome, r.res.Reason = r.legacyDone.outcome, r.legacyDone.reason
+	} else {
+		r.legacy(ctx)
+	}
 	switch r.res.Outcome {
 	case OutcomeOK, OutcomeRequiresLogin, OutcomeRateLimited, OutcomeTimeout, OutcomeConnect, OutcomeHTTP5xx:
 		return
@@ -28,10 +35,21 @@ func (r *run) legacyAfterPOST(ctx context.Context, post reply) {
 		post.status, http.StatusText(post.status), r.res.Reason))
 }
 
+// legacyAttempt is how the one legacy GET of a probe ended.
+type legacyAttempt struct {
+	outcome, reason string
+	// silent: the stream opened but no endpoint event came within SSEWait.
+	silent bool
+}
+
 // legacy opens the HTTP+SSE stream and waits for the endpoint event.
 func (r *run) legacy(ctx context.Context) {
 	out := r.legacyGet(ctx)
 	res := r.res
+	defer func() {
+		r.legacyDone = &legacyAttempt{outcome: res.Outcome, reason: res.Reason,
+			silent: out.class == classTimeout && out.rep.status != 0}
+	}()
 	switch {
 	case out.endpoint != "":
 		res.Outcome, res.Partial = OutcomeOK, false
