@@ -242,7 +242,10 @@ func (c *crawler) crawlAll(ctx context.Context, due []string, sum *Summary) ([]*
 					// rather than recording a half-read domain as done.
 					continue
 				}
-				err := c.opts.Store.SaveDomain(runCtx, dc.result)
+				// The domain is complete: let its one transaction finish even
+				// if Ctrl-C arrives now, so a clean stop never reads as a
+				// database failure.
+				err := c.opts.Store.SaveDomain(context.WithoutCancel(runCtx), dc.result)
 				mu.Lock()
 				if err != nil {
 					if runErr == nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -453,7 +455,9 @@ func TestInterruptedCrawlResumes(t *testing.T) {
 	w := newWorld(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	opts := w.options()
-	opts.Concurrency = 2
+	opts.Concurrency = 8
+	var logged warnings
+	opts.Logger = slog.New(&logged)
 	opts.Progress = func(p discover.Progress) {
 		if p.Done == 4 {
 			cancel()
@@ -462,6 +466,10 @@ func TestInterruptedCrawlResumes(t *testing.T) {
 	sum := w.crawl(ctx, opts, domains...)
 	if !sum.Interrupted || sum.Left == 0 {
 		t.Fatalf("first run: %+v, want an interruption with domains left", sum)
+	}
+	// A clean stop: nothing about the interruption is an error or a warning.
+	if msgs := logged.list(); len(msgs) > 0 {
+		t.Errorf("the interrupted run logged: %v", msgs)
 	}
 	pending := 0
 	for _, o := range w.outcomes() {
@@ -500,6 +508,27 @@ func TestInterruptedCrawlResumes(t *testing.T) {
 	if dup != 0 {
 		t.Errorf("%d duplicated listing rows", dup)
 	}
+}
+
+// warnings is a slog handler that keeps every record at Warn or above.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, r.Message)
+	return nil
+}
+func (w *warnings) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *warnings) WithGroup(string) slog.Handler      { return w }
+func (w *warnings) list() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.msgs...)
 }
 
 func TestNormalizeDomain(t *testing.T) {

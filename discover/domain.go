@@ -203,7 +203,7 @@ func (d *domainCrawl) get(ctx context.Context, kind, rawURL, accept string) *fet
 	st := d.c.opts.Store
 	req := fetch.Request{URL: rawURL, Accept: accept}
 	v, haveV, err := st.LastValidators(ctx, rawURL)
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		d.c.opts.Logger.Warn("reading validators", "url", rawURL, "err", err)
 	}
 	if haveV {
@@ -263,11 +263,18 @@ func (f *fetched) ok() bool { return f.obs.Class == "" && f.body != nil }
 
 // record writes the observation (and a new body) to the store.
 func (d *domainCrawl) record(ctx context.Context, f *fetched) {
+	if f.obs.Class == fetch.ClassCanceled || (f.obs.Class != "" && ctx.Err() != nil) {
+		// Interrupted: the domain stays pending and is fetched again next
+		// run, so a cancelled attempt is not an observation.
+		return
+	}
 	var body []byte
 	if f.obs.SHA256 != "" && !f.obs.NotModified {
 		body = f.resp.Body
 	}
-	if err := d.c.opts.Store.AddObservation(ctx, f.obs, body); err != nil {
+	// A fetch that completed is history worth keeping even if Ctrl-C came
+	// a moment later.
+	if err := d.c.opts.Store.AddObservation(context.WithoutCancel(ctx), f.obs, body); err != nil {
 		d.c.opts.Logger.Error("recording observation", "url", f.obs.URL, "err", err)
 	}
 }

@@ -70,9 +70,12 @@ func (c *crawler) probeAll(ctx context.Context, results []*domainCrawl, sum *Sum
 			Type: r.Remote.Type, URL: r.Remote.URL, Mode: c.opts.Probe.Mode,
 			MaxAge: c.opts.Probe.MaxAge, Now: c.opts.Now(),
 		}
+		if ctx.Err() != nil {
+			return nil // interrupted: the summary says so
+		}
 		at, sha, ok, err := c.opts.Store.LastProbe(ctx, r.Norm)
 		if err != nil {
-			return err
+			return interruptedOr(ctx, err)
 		}
 		if ok {
 			facts.LastProbedAt = at
@@ -97,7 +100,7 @@ func (c *crawler) probeAll(ctx context.Context, results []*domainCrawl, sum *Sum
 		if err := c.opts.Store.AddProbeDecision(ctx, store.ProbeDecision{
 			RunID: c.runID, RemoteNorm: r.Norm, URL: r.Remote.URL, Decision: verdict, Reason: dec.Reason,
 		}); err != nil {
-			return err
+			return interruptedOr(ctx, err)
 		}
 	}
 	if len(todo) == 0 {
@@ -119,7 +122,7 @@ func (c *crawler) probeAll(ctx context.Context, results []*domainCrawl, sum *Sum
 				if ctx.Err() != nil {
 					continue // interrupted: an unfinished probe is not a result
 				}
-				err := c.opts.Store.AddProbe(ctx, c.runID, ProbeRow(r.Norm, r.CardKey, r.CardSHA, res,
+				err := c.opts.Store.AddProbe(context.WithoutCancel(ctx), c.runID, ProbeRow(r.Norm, r.CardKey, r.CardSHA, res,
 					probe.CompareCard(res, r.Card.Name, r.Card.Version, r.Remote.Type, r.Remote.SupportedProtocolVersions)))
 				mu.Lock()
 				sum.Probes[res.Outcome]++
@@ -142,6 +145,15 @@ func (c *crawler) probeAll(ctx context.Context, results []*domainCrawl, sum *Sum
 	close(work)
 	wg.Wait()
 	return runErr
+}
+
+// interruptedOr hides an error caused by Ctrl-C: an interrupted run is not
+// a failed one.
+func interruptedOr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // checkAddress resolves a warranted endpoint's host the way the dialer will,
