@@ -54,9 +54,11 @@ func (p *Prober) Probe(ctx context.Context, t Target) (res Result) {
 		return res
 	}
 	// The card says legacy SSE: believe it first, but a card can be stale,
-	// so a stream that is not there gets one Streamable HTTP try.
+	// so a stream that is not there, or that opens and never names an
+	// endpoint (a Streamable HTTP server's listening stream), gets one
+	// Streamable HTTP try.
 	r.legacy(ctx)
-	if !fallsThrough(res.Outcome) {
+	if !fallsThrough(*r.legacyDone) {
 		return res
 	}
 	legacy := res
@@ -71,10 +73,14 @@ func (p *Prober) Probe(ctx context.Context, t Target) (res Result) {
 	return res
 }
 
-// fallsThrough reports legacy outcomes that say "no stream here" rather than
-// "the server refused us", after which another transport is worth a try.
-func fallsThrough(outcome string) bool {
-	return outcome == OutcomeHTTP4xx || outcome == OutcomeNotMCP
+// fallsThrough reports legacy attempts that say "no legacy stream here"
+// rather than "the server refused us", after which another transport is
+// worth a try. A silent open stream is one: mcp-go's Streamable HTTP server
+// answers a sessionless GET with a listening stream that never sends an
+// endpoint event. A GET that got no headers at all is not: the host is slow
+// or gone, and a POST would wait as long again.
+func fallsThrough(a legacyAttempt) bool {
+	return a.outcome == OutcomeHTTP4xx || a.outcome == OutcomeNotMCP || a.silent
 }
 
 // rank orders outcomes from most to least informative, for reporting the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	mcpgoserver "github.com/mark3labs/mcp-go/server"
 )
 
 // legacyOnGET serves a legacy endpoint event on GET and lets post answer
@@ -43,6 +44,31 @@ func TestProbeTransportFallback(t *testing.T) {
 		want      string // outcome
 		steps     []string
 	}{
+		// A stale card: it says sse, but the URL is mcp-go's Streamable HTTP
+		// server, whose sessionless GET opens a stream that never sends an
+		// endpoint event.
+		{name: "declared sse on an mcp-go streamable server", transport: "sse", want: OutcomeOK,
+			handler: func(*testing.T) http.Handler {
+				return mcpgoserver.NewStreamableHTTPServer(mcpgoServer(2), mcpgoserver.WithDisableLocalhostProtection(true))
+			},
+			steps: []string{"GET legacy-sse 200 timeout", "POST initialize 200", "POST notifications/initialized 202",
+				"POST tools/list 200", "DELETE delete 200"}},
+		// The stream opened and stayed silent, and the POST is refused: the
+		// silent stream is the better story, and the GET is not repeated.
+		{name: "declared sse, silent stream, POST 405", transport: "sse", want: OutcomeTimeout,
+			handler: func(*testing.T) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Method == http.MethodPost {
+						w.WriteHeader(http.StatusMethodNotAllowed)
+						return
+					}
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprint(w, ": keep-alive\n\n")
+					w.(http.Flusher).Flush()
+					<-r.Context().Done()
+				})
+			},
+			steps: []string{"GET legacy-sse 200 timeout", "POST initialize 405"}},
 		{name: "declared sse, 404 everywhere: one GET only", transport: "sse", want: OutcomeHTTP4xx,
 			handler: func(*testing.T) http.Handler { return http.NotFoundHandler() },
 			steps:   []string{"GET legacy-sse 404", "POST initialize 404"}},

@@ -11,7 +11,10 @@
 // Classification choices made once here:
 //   - a 2xx answer whose result lacks protocolVersion or serverInfo is not_mcp;
 //   - a legacy SSE stream that opens but sends no endpoint event within
-//     SSEWait is a timeout (a client would wait and give up the same way);
+//     SSEWait is a timeout (a client would wait and give up the same way),
+//     unless the Streamable HTTP handshake then tried on the same URL tells
+//     more: a card that says sse may name a Streamable HTTP server, whose
+//     GET stream never sends an endpoint event;
 //   - a redirect other than 307/308 on a POST is not followed and is not_mcp,
 //     since following it would turn the POST into a GET;
 //   - a URL the guard refuses before any byte is sent is blocked;
