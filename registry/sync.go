@@ -135,14 +135,23 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 	if st.Cursor != "" {
 		seen[st.Cursor] = true
 	}
+	// interrupted ends a sweep the caller cancelled (Ctrl-C). Every page
+	// written so far carries its cursor, so resuming loses nothing.
+	interrupted := func() (SyncResult, error) {
+		return fail(fmt.Errorf("interrupted after %d pages: %w; progress is kept and the next sync resumes", res.Pages, ctx.Err()))
+	}
 	for f := range pages {
 		if f.err != nil {
+			if ctx.Err() != nil {
+				return interrupted()
+			}
 			if errors.Is(f.err, ErrPageCap) {
 				return fail(fmt.Errorf("%w; progress is kept and the next sync resumes", f.err))
 			}
 			return fail(fmt.Errorf("page %d: %w; progress is kept and the next sync resumes", st.Pages+1, f.err))
 		}
 		resp, entries, invalid := f.resp, f.rows, f.invalid
+		prev := st // what is stored if this page's write fails
 		if st.SweepStartedAt == "" {
 			started := resp.Date
 			if started.IsZero() {
@@ -176,8 +185,11 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 		default:
 			st.Cursor = next
 		}
-		if err := opts.Store.WriteRegistry(ctx, store.RegistryWrite{Source: source, Entries: entries, State: &st, PickLatest: PickLatest}); err != nil {
-			return res, fmt.Errorf("sync %s: page %d: %w", source, st.Pages, err)
+		// A page in hand is committed even if Ctrl-C lands meanwhile: the
+		// transaction is short, and the loop stops right after it.
+		if err := opts.Store.WriteRegistry(context.WithoutCancel(ctx), store.RegistryWrite{Source: source, Entries: entries, State: &st, PickLatest: PickLatest}); err != nil {
+			st = prev
+			return fail(fmt.Errorf("page %d: store: %w; the pages before it are kept and the next sync resumes", prev.Pages+1, err))
 		}
 		res.Pages++
 		res.Entries += len(entries)
@@ -192,8 +204,15 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 			return res, nil
 		}
 		seen[next] = true
+		if ctx.Err() != nil {
+			return interrupted()
+		}
 	}
-	// The fetcher only closes the channel early after sending an error.
+	// The fetcher closes the channel early without an error only when ctx
+	// ended: its send gave up on ctx.Done rather than block.
+	if ctx.Err() != nil {
+		return interrupted()
+	}
 	return fail(errors.New("page fetcher stopped unexpectedly"))
 }
 

@@ -408,10 +408,14 @@ func TestSyncInterruptedByCancelResumes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e.double.Hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
-		if n == 3 {
-			cancel() // the user presses Ctrl-C while page 3 is in flight
+		if n != 3 {
+			return false
 		}
-		return false
+		// The user presses Ctrl-C while page 3 is in flight: it never
+		// arrives, because the client gives up on it.
+		cancel()
+		<-r.Context().Done()
+		return true
 	}
 	c := e.client(t, nil)
 	_, err := registry.Sync(ctx, registry.SyncOptions{Client: c, Store: e.db, Validator: validator(t), Now: e.clock.Now})
@@ -432,5 +436,43 @@ func TestSyncInterruptedByCancelResumes(t *testing.T) {
 	}
 	if n, _ := e.db.CountRegistryEntries(context.Background(), ""); n != 250 {
 		t.Errorf("stored %d after resume, want 250", n)
+	}
+}
+
+// failingStore fails the failOn-th WriteRegistry, as a full disk would.
+type failingStore struct {
+	*store.DB
+	failOn, writes int
+}
+
+func (s *failingStore) WriteRegistry(ctx context.Context, w store.RegistryWrite) error {
+	s.writes++
+	if s.writes == s.failOn {
+		return errors.New("disk full")
+	}
+	return s.DB.WriteRegistry(ctx, w)
+}
+
+func TestSyncRecordsStoreFailure(t *testing.T) {
+	e := newEnv(t)
+	e.publishN(t, 250)
+	c := e.client(t, nil)
+	_, err := registry.Sync(context.Background(), registry.SyncOptions{Client: c, Store: &failingStore{DB: e.db, failOn: 2},
+		Validator: validator(t), Now: e.clock.Now})
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("err = %v, want the store's error", err)
+	}
+	st, err := e.db.RegistrySyncState(context.Background(), e.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The error is recorded, and the cursor stays after the page that was
+	// stored, not after the one that was lost.
+	if !strings.Contains(st.LastError, "disk full") || st.Cursor != "com.example.s00099/server:1.0.0" || st.Pages != 1 || st.SweepKind != "full" {
+		t.Errorf("state after a failed write = %+v", st)
+	}
+	res, err := e.sync(t, c, nil)
+	if err != nil || !res.Resumed || res.Entries != 150 {
+		t.Errorf("resume = %+v, %v", res, err)
 	}
 }
