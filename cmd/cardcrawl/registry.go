@@ -143,6 +143,11 @@ func runRegistrySync(ctx context.Context, e *env, args []string) error {
 	} else {
 		printSyncReport(e.stdout, report)
 	}
+	if syncErr != nil && ctx.Err() != nil && errors.Is(syncErr, ctx.Err()) {
+		fmt.Fprintf(e.stderr, "cardcrawl: interrupted after %d pages (%d entries stored); run the same command again to resume\n",
+			res.Pages, res.Entries)
+		return errInterrupted
+	}
 	return syncErr
 }
 

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -129,5 +132,28 @@ func TestRegistrySyncFromFile(t *testing.T) {
 	code, stdout, stderr := run(t, "", "registry", "sync", "--db", filepath.Join(dir, "d.db"), "--from-file", dump)
 	if code != exitOK || !strings.Contains(stdout, "dump import, 0 pages, 1 entries stored") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}
+
+// TestRegistrySyncInterruptedExits130: Ctrl-C while a page is in flight
+// ends the sync with the shell's SIGINT status and a line saying how to
+// continue, not as a failure.
+func TestRegistrySyncInterruptedExits130(t *testing.T) {
+	d, netArgs := registryDouble(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d.Hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		cancel()
+		<-r.Context().Done() // the client gives up on the request
+		return true
+	}
+	var out, errOut bytes.Buffer
+	e := &env{stdout: &out, stderr: &errOut, stdin: strings.NewReader("")}
+	code := runMain(ctx, e, append([]string{"registry", "sync", "--db", filepath.Join(t.TempDir(), "i.db")}, netArgs...))
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", code, exitInterrupted, out.String(), errOut.String())
+	}
+	if want := "interrupted after 0 pages (0 entries stored); run the same command again to resume"; !strings.Contains(errOut.String(), want) {
+		t.Errorf("stderr %q lacks %q", errOut.String(), want)
 	}
 }
