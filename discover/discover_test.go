@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -431,6 +433,62 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("next fetch (-want +got):\n%s", diff)
+	}
+}
+
+// TestTransientFailuresKeepListings: a card host or nested catalog that is
+// down for a moment must not make what it listed disappear; one that says
+// the document is gone must.
+func TestTransientFailuresKeepListings(t *testing.T) {
+	w := newWorld(t, []byte(`
+-- flaky.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[
+ {"identifier":"direct","type":"application/mcp-server-card+json","url":"https://flakycards.example/card"},
+ {"identifier":"nested","type":"application/ai-catalog+json","url":"https://flakycat.example/catalog.json"}]}
+`))
+	var status atomic.Int32 // 0: serve; else both hosts answer with this status
+	w.web.Handle("flakycards.example", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if s := status.Load(); s != 0 {
+			http.Error(rw, "not now", int(s))
+			return
+		}
+		fmt.Fprintf(rw, `{"$schema":%q,"name":"com.example/direct","version":"1.0.0","description":"d","remotes":[{"type":"streamable-http","url":"https://direct.flaky.example/mcp"}]}`, servercard.SchemaURL)
+	}))
+	w.web.Handle("flakycat.example", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if s := status.Load(); s != 0 {
+			http.Error(rw, "not now", int(s))
+			return
+		}
+		fmt.Fprintf(rw, `{"specVersion":"1.0","entries":[{"identifier":"n","type":"application/mcp-server-card+json","data":{"$schema":%q,"name":"com.example/nested","version":"1.0.0","description":"d","remotes":[{"type":"streamable-http","url":"https://nested.flaky.example/mcp"}]}}]}`, servercard.SchemaURL)
+	}))
+	opts := w.options()
+	opts.Force = true
+	endpointsNow := func() []string {
+		t.Helper()
+		ss, err := w.store.Servers(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range ss {
+			out = append(out, s.EndpointNorm)
+		}
+		return out
+	}
+	both := []string{"https://direct.flaky.example/mcp", "https://nested.flaky.example/mcp"}
+	w.crawl(context.Background(), opts, "flaky.example")
+	if diff := cmp.Diff(both, endpointsNow()); diff != "" {
+		t.Fatalf("first crawl (-want +got):\n%s", diff)
+	}
+	status.Store(http.StatusServiceUnavailable)
+	w.crawl(context.Background(), opts, "flaky.example")
+	if diff := cmp.Diff(both, endpointsNow()); diff != "" {
+		t.Errorf("after a 503 on the card host and the nested catalog (-want +got):\n%s", diff)
+	}
+	status.Store(http.StatusNotFound)
+	w.crawl(context.Background(), opts, "flaky.example")
+	if got := endpointsNow(); len(got) != 0 {
+		t.Errorf("after a 404 on both, endpoints %v are still listed", got)
 	}
 }
 

@@ -127,6 +127,17 @@ func (d *domainCrawl) run(ctx context.Context) {
 	d.result.NextFetchAfter = d.nextFetch(f, true)
 }
 
+// transient says a failure may well pass by itself (the host was down,
+// slow or busy), as opposed to an answer about the document (404, not JSON,
+// refused address). What was listed through such a document is kept.
+func transient(class string) bool {
+	switch class {
+	case fetch.ClassTimeout, fetch.ClassConnect, fetch.ClassDNS, fetch.ClassTLS, fetch.ClassHTTP5xx, fetch.ClassHTTP429:
+		return true
+	}
+	return false
+}
+
 // miss says the server told us plainly there is nothing there: 404, 410
 // Gone, or a "not found" page served with 200.
 func (f *fetched) miss() bool {
@@ -395,6 +406,7 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 	}
 	if d.cards >= d.c.opts.MaxCards {
 		findings.Add(finding.Warning, "domain_budget_exhausted", e.Path(), "per-domain fetch budget spent; not followed")
+		d.result.KeepCatalogs = append(d.result.KeepCatalogs, target) // not looked at, so not gone
 		return
 	}
 	d.visited[target] = true
@@ -403,6 +415,9 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 	if !f.ok() {
 		d.record(ctx, f)
 		findings.Add(finding.Error, "nested_catalog_failed", e.Path(), fmt.Sprintf("%s: %s", f.obs.Class, f.obs.Reason))
+		if transient(f.obs.Class) {
+			d.result.KeepCatalogs = append(d.result.KeepCatalogs, target)
+		}
 		return
 	}
 	if !d.catalogDoc(ctx, f, n.key, n.depth+1) {
@@ -425,6 +440,7 @@ func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogN
 	if d.cards >= d.c.opts.MaxCards {
 		findings.Add(finding.Warning, "domain_budget_exhausted", e.Path(), "per-domain fetch budget spent; card not fetched")
 		d.failed["budget"]++
+		d.result.KeepCards = append(d.result.KeepCards, target) // not looked at, so not gone
 		return
 	}
 	d.cards++
@@ -432,6 +448,9 @@ func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogN
 	if !f.ok() {
 		d.record(ctx, f)
 		d.failed[f.obs.Class]++
+		if transient(f.obs.Class) {
+			d.result.KeepCards = append(d.result.KeepCards, target)
+		}
 		return
 	}
 	d.record(ctx, f)

@@ -24,6 +24,12 @@ type DomainResult struct {
 	// catalog was read, or the server said it has none (404/410). After a
 	// transient failure the earlier listings stay active.
 	Definitive bool
+	// KeepCards and KeepCatalogs name documents that could not be read this
+	// time for a passing reason (a 503, a timeout): what the domain listed
+	// through them stays active rather than vanishing until the next crawl.
+	// A kept catalog keeps everything nested below it too.
+	KeepCards    []string
+	KeepCatalogs []string
 
 	Catalogs []CatalogRecord
 	Entries  []EntryRecord
@@ -166,8 +172,19 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		}
 	}
 	if r.Definitive {
+		kept, err := keptListings(ctx, tx, r)
+		if err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE listings SET active = 0 WHERE domain = ?`, r.Domain); err != nil {
 			return fmt.Errorf("retire listings of %s: %w", r.Domain, err)
+		}
+		for _, k := range kept {
+			if _, err := tx.ExecContext(ctx, `UPDATE listings SET active = 1 WHERE domain = ? AND catalog_url = ?
+				AND identifier = ? AND card_key = ? AND remote_norm = ?`,
+				r.Domain, k.CatalogURL, k.Identifier, k.CardKey, k.RemoteNorm); err != nil {
+				return fmt.Errorf("keep listing of %s: %w", r.Domain, err)
+			}
 		}
 	}
 	for _, l := range r.Listings {
@@ -196,6 +213,60 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)
 	}
 	return tx.Commit()
+}
+
+// keptListings returns the domain's active listings that reach a kept card,
+// or come through a kept catalog or any catalog nested below one.
+func keptListings(ctx context.Context, tx *sql.Tx, r DomainResult) ([]ListingRecord, error) {
+	if len(r.KeepCards) == 0 && len(r.KeepCatalogs) == 0 {
+		return nil, nil
+	}
+	catalogs := map[string]bool{}
+	children := map[string][]string{}
+	rows, err := tx.QueryContext(ctx, `SELECT url, parent_url FROM catalogs WHERE domain = ?`, r.Domain)
+	if err != nil {
+		return nil, fmt.Errorf("catalogs of %s: %w", r.Domain, err)
+	}
+	for rows.Next() {
+		var u, parent string
+		if err := rows.Scan(&u, &parent); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("catalogs of %s: %w", r.Domain, err)
+		}
+		children[parent] = append(children[parent], u)
+	}
+	rows.Close()
+	queue := append([]string(nil), r.KeepCatalogs...)
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		if catalogs[u] {
+			continue
+		}
+		catalogs[u] = true
+		queue = append(queue, children[u]...)
+	}
+	cards := map[string]bool{}
+	for _, k := range r.KeepCards {
+		cards[k] = true
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT catalog_url, identifier, card_key, remote_norm FROM listings
+		WHERE domain = ? AND active = 1`, r.Domain)
+	if err != nil {
+		return nil, fmt.Errorf("listings of %s: %w", r.Domain, err)
+	}
+	defer rows.Close()
+	var out []ListingRecord
+	for rows.Next() {
+		var l ListingRecord
+		if err := rows.Scan(&l.CatalogURL, &l.Identifier, &l.CardKey, &l.RemoteNorm); err != nil {
+			return nil, fmt.Errorf("listings of %s: %w", r.Domain, err)
+		}
+		if cards[l.CardKey] || catalogs[l.CatalogURL] {
+			out = append(out, l)
+		}
+	}
+	return out, rows.Err()
 }
 
 // DomainRow is a domain's last outcome, as `cardcrawl domains` shows it.

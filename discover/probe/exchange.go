@@ -209,11 +209,15 @@ func (r *run) initialize(ctx context.Context, again bool) (sid, version string, 
 		return "", "", false
 	}
 	if rep.status >= 400 {
+		// Only a modern error means a 2026-07-28 server, and only an error
+		// answering our request means the handshake itself was refused; a
+		// generic error (id null, -32000 "no session" and the like) is the
+		// path's answer to any POST, so it says no more than the status.
 		if rep.errMsg != nil && rep.errMsg.Error.isModern() {
 			r.modern(ctx, rep)
 			return "", "", false
 		}
-		if rep.errMsg != nil {
+		if rep.errMsg != nil && rep.errMsg.hasID(id) {
 			r.fail(OutcomeHandshakeRejected, "initialize answered "+replySummary(rep))
 			return "", "", false
 		}
@@ -221,7 +225,11 @@ func (r *run) initialize(ctx context.Context, again bool) (sid, version string, 
 		case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
 			r.legacyAfterPOST(ctx, rep)
 		default:
-			r.fail(OutcomeHTTP4xx, fmt.Sprintf("initialize answered %d %s", rep.status, http.StatusText(rep.status)))
+			reason := fmt.Sprintf("initialize answered %d %s", rep.status, http.StatusText(rep.status))
+			if rep.errMsg != nil {
+				reason = "initialize answered " + replySummary(rep)
+			}
+			r.fail(OutcomeHTTP4xx, reason)
 		}
 		return "", "", false
 	}

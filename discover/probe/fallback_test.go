@@ -27,10 +27,9 @@ func legacyOnGET(post http.HandlerFunc) http.Handler {
 // decides whether the error carries the request's id or null.
 func rpcErrorAnswer(t *testing.T, status, code int, ours bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		q := readReq(t, r)
 		var id any
-		if ours {
-			id = q.ID
+		if r.Method == http.MethodPost && ours {
+			id = readReq(t, r).ID
 		}
 		writeJSON(w, status, map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": "no"}})
 	}
@@ -72,6 +71,21 @@ func TestProbeTransportFallback(t *testing.T) {
 		{name: "declared sse, 404 everywhere: one GET only", transport: "sse", want: OutcomeHTTP4xx,
 			handler: func(*testing.T) http.Handler { return http.NotFoundHandler() },
 			steps:   []string{"GET legacy-sse 404", "POST initialize 404"}},
+		{name: "generic JSON-RPC error on 404 falls back to legacy", want: OutcomeOK,
+			handler: func(t *testing.T) http.Handler { return legacyOnGET(rpcErrorAnswer(t, 404, -32000, false)) },
+			steps:   []string{"POST initialize 404", "GET legacy-sse 200"}},
+		{name: "generic JSON-RPC error on 400 falls back to legacy", want: OutcomeOK,
+			handler: func(t *testing.T) http.Handler { return legacyOnGET(rpcErrorAnswer(t, 400, -32600, false)) },
+			steps:   []string{"POST initialize 400", "GET legacy-sse 200"}},
+		{name: "generic JSON-RPC error on 405 and no stream", want: OutcomeHTTP4xx,
+			handler: func(t *testing.T) http.Handler { return rpcErrorAnswer(t, 405, -32000, false) },
+			steps:   []string{"POST initialize 405", "GET legacy-sse 405"}},
+		{name: "error answering our id on 400 is a rejected handshake", want: OutcomeHandshakeRejected,
+			handler: func(t *testing.T) http.Handler { return legacyOnGET(rpcErrorAnswer(t, 400, -32602, true)) },
+			steps:   []string{"POST initialize 400"}},
+		{name: "generic JSON-RPC error on 415 is http_4xx", want: OutcomeHTTP4xx,
+			handler: func(t *testing.T) http.Handler { return legacyOnGET(rpcErrorAnswer(t, 415, -32000, false)) },
+			steps:   []string{"POST initialize 415"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, map[string]http.Handler{"mcp.example.com": tc.handler(t)})
