@@ -15,6 +15,11 @@
 //     unless the Streamable HTTP handshake then tried on the same URL tells
 //     more: a card that says sse may name a Streamable HTTP server, whose
 //     GET stream never sends an endpoint event;
+//   - a JSON-RPC error in a 4xx to initialize means a 2026-07-28 server only
+//     when it is a modern one (-32020, -32021, -32022 or error.data.supported
+//     naming a modern version: server/discover follows), and a refused
+//     handshake only when it answers our request id; any other 400, 404 or
+//     405 gets the legacy SSE GET, any other 4xx is http_4xx;
 //   - a redirect other than 307/308 on a POST is not followed and is not_mcp,
 //     since following it would turn the POST into a GET;
 //   - a URL the guard refuses before any byte is sent is blocked;
