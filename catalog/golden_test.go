@@ -16,9 +16,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current output")
 
-// specsDir holds the shared example documents; CI checks ../shared out
-// beside the repository.
-const specsDir = "../../shared/specs/ai-catalog"
+// specsDir holds the spec and SDK example documents (origins in its
+// SOURCES.md), kept in the repository so the tests run from a plain clone.
+const specsDir = "testdata/specs"
 
 // goldenBase is the URL every example is pretended to be served from, so
 // that relative URLs (cli-root-catalog.json has one) show their resolution.

@@ -19,8 +19,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/golden")
 
-// specDir is the shared spec tree; CI checks out ../shared beside the repo.
-const specDir = "../../shared/specs/server-card"
+// specDir holds the spec's example cards (origins in its SOURCES.md), kept
+// in the repository so the tests run from a plain clone.
+const specDir = "testdata/specs"
 
 const schemaSHA256 = "2c772b51edb367f154771d84ddbae87ddba00a624422c8e46f218a9ac03bf042"
 
@@ -38,12 +39,15 @@ func TestSchemaVendored(t *testing.T) {
 	if got := hex.EncodeToString(sum[:]); got != schemaSHA256 {
 		t.Errorf("embedded schema sha256 = %s, want %s (see schema/SOURCES.md)", got, schemaSHA256)
 	}
-	shared, err := os.ReadFile(filepath.Join(specDir, "schema.json"))
+	// Where the project's shared spec collection sits beside the checkout
+	// (as in CI), the vendored copy must still equal it.
+	shared, err := os.ReadFile("../../shared/specs/server-card/schema.json")
 	if err != nil {
-		t.Fatalf("read shared schema: %v", err)
+		t.Logf("shared spec collection not beside the checkout (%v); the hash check above stands alone", err)
+		return
 	}
 	if string(shared) != string(schemaBytes) {
-		t.Errorf("schema/server-card.schema.json differs from %s/schema.json", specDir)
+		t.Errorf("schema/server-card.schema.json differs from the shared schema.json")
 	}
 }
 
