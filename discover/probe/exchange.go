@@ -22,6 +22,9 @@ type run struct {
 	// legacyDone is set once the legacy GET has run; a probe sends it at
 	// most once.
 	legacyDone *legacyAttempt
+	// rateLimited is set once the host answered 429 after the handshake:
+	// nothing more, not even the DELETE, is sent to it.
+	rateLimited bool
 }
 
 func (r *run) nextID() int { r.id++; return r.id }
@@ -297,7 +300,13 @@ func (r *run) afterInitialize(ctx context.Context, sid, version string, mayRetry
 		hdr.Set(headerSessionID, sid)
 	}
 	defer func() {
-		if sid != "" && !expired && ctx.Err() == nil {
+		switch {
+		case sid == "" || expired || ctx.Err() != nil:
+		case r.rateLimited:
+			// The host just asked us to back off; the session will
+			// expire on its own.
+			r.res.Reason += "; session DELETE skipped after 429"
+		default:
 			r.deleteSession(ctx, hdr)
 		}
 	}()
@@ -358,6 +367,12 @@ func modernRejection(rep reply) bool {
 func (r *run) partial(step string, rep reply) {
 	r.res.Partial = true
 	r.res.Reason = fmt.Sprintf("handshake succeeded, then %s failed: %s", step, replySummary(rep))
+	if rep.status == http.StatusTooManyRequests {
+		r.rateLimited = true
+		if ra := rep.header.Get("Retry-After"); ra != "" {
+			r.res.Reason += "; Retry-After " + truncate(ra, 64)
+		}
+	}
 }
 
 // deleteSession ends the session politely; 2xx, 404 and 405 are all fine and
