@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // CheckURL judges a URL before any connection is made, whatever ConnectTo
@@ -37,9 +39,15 @@ func CheckURL(raw string) error {
 	return checkHost(u.Hostname())
 }
 
-// checkHost judges a URL host (brackets already removed).
+// checkHost judges a URL host (brackets already removed), in the form the
+// transport will dial: net/http maps hosts through IDNA first, so a
+// full-width "１２７.０.０.１" or "ｌｏｃａｌｈｏｓｔ" is judged as the ASCII
+// name it becomes.
 func checkHost(host string) error {
-	h := strings.TrimRight(strings.ToLower(host), ".")
+	h, err := asciiHost(host)
+	if err != nil {
+		return fmt.Errorf("%w: host %q: %w", ErrInvalidURL, host, err)
+	}
 	if h == "" {
 		return fmt.Errorf("%w: empty host", ErrInvalidURL)
 	}
@@ -60,6 +68,20 @@ func checkHost(host string) error {
 		return fmt.Errorf("%w: %s (%s)", ErrBlockedAddress, host, ip)
 	}
 	return nil
+}
+
+// asciiHost lower-cases a host and maps it with the same IDNA profile the
+// standard library's transport uses; IPv6 literals pass unchanged.
+func asciiHost(host string) (string, error) {
+	h := strings.ToLower(host)
+	if !strings.Contains(h, ":") {
+		ascii, err := idna.Lookup.ToASCII(h)
+		if err != nil {
+			return "", err
+		}
+		h = ascii
+	}
+	return strings.TrimRight(h, "."), nil
 }
 
 // parseHostIP reports whether h is meant as an IP literal (literal) and, if

@@ -3,6 +3,7 @@ package fetch
 import (
 	"errors"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -56,6 +57,12 @@ func TestCheckURL(t *testing.T) {
 		{"https://[::1]/", ErrBlockedAddress},
 		{"https://[::]/", ErrBlockedAddress},
 		{"https://[::ffff:127.0.0.1]/", ErrBlockedAddress},
+		// Full-width and ideographic spellings the transport maps through IDNA.
+		{"https://１２７.０.０.１/x", ErrBlockedAddress},
+		{"https://127。0。0。1/x", ErrBlockedAddress},
+		{"https://ｌｏｃａｌｈｏｓｔ/x", ErrBlockedAddress},
+		{"https://１０.０.０.５/x", ErrBlockedAddress},
+		{"https://bücher.example/x", nil},
 		{"https://[::ffff:7f00:1]/", ErrBlockedAddress},
 		{"https://[::ffff:a9fe:a9fe]/", ErrBlockedAddress},
 		{"https://[64:ff9b::a00:5]/", ErrBlockedAddress},
@@ -180,4 +187,24 @@ func TestCheckSocketAddress(t *testing.T) {
 			t.Errorf("checkSocketAddress(%q) = %v, want blocked %v", tt.address, err, tt.blocked)
 		}
 	}
+}
+
+// TestSlotKeyFoldsSpellings: the per-host slot is one per host however the
+// name is written, so politeness cannot be dodged with full-width letters.
+func TestSlotKeyFoldsSpellings(t *testing.T) {
+	want := slotKey(mustURL(t, "https://example.com/"))
+	for _, raw := range []string{"https://EXAMPLE.com/a", "https://example.com./b", "https://ｅｘａｍｐｌｅ.com/c"} {
+		if got := slotKey(mustURL(t, raw)); got != want {
+			t.Errorf("slotKey(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+func mustURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

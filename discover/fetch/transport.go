@@ -95,6 +95,10 @@ func (b *guardedBody) Close() error {
 }
 
 func slotKey(u *url.URL) string {
+	// One host, one slot, however its name is spelled.
+	if h, err := asciiHost(u.Hostname()); err == nil {
+		return h
+	}
 	return strings.TrimRight(strings.ToLower(u.Hostname()), ".")
 }
 
