@@ -210,7 +210,22 @@ func TestCrawlOutcomes(t *testing.T) {
 // addresses or schemes are recorded with their class and never requested.
 func TestRefusedTargets(t *testing.T) {
 	w := newWorld(t)
-	w.crawl(context.Background(), w.options(), "badcards.example", "badredir.example")
+	w.crawl(context.Background(), w.options(), "badcards.example", "badredir.example", "badredir2.example",
+		"badredir3.example", "badredir4.example")
+	redirects := map[string]outcome{}
+	for d, o := range w.outcomes() {
+		if strings.HasPrefix(d, "badredir") {
+			redirects[d] = o
+		}
+	}
+	if diff := cmp.Diff(map[string]outcome{
+		"badredir.example":  {"failed", "blocked_address", 0, 0},
+		"badredir2.example": {"failed", "blocked_address", 0, 0},
+		"badredir3.example": {"failed", "blocked_address", 0, 0},
+		"badredir4.example": {"failed", "blocked_scheme", 0, 0},
+	}, redirects); diff != "" {
+		t.Errorf("refused redirects (-want +got):\n%s", diff)
+	}
 	got := w.observationClasses("badcards.example", "card")
 	want := map[string]string{
 		"https://127.0.0.1/card":                    "blocked_address",
@@ -368,6 +383,8 @@ func TestRecrawlRevalidates(t *testing.T) {
 	}
 	opts.Force = true
 	w.crawl(context.Background(), opts, "crosshost.example")
+	// A third run still revalidates: the 304s carried the validators forward.
+	w.crawl(context.Background(), opts, "crosshost.example")
 
 	rows, err := w.store.SQL().Query(`SELECT url, status, not_modified FROM observations ORDER BY id`)
 	if err != nil {
@@ -388,7 +405,7 @@ func TestRecrawlRevalidates(t *testing.T) {
 		got = append(got, o)
 	}
 	cat, card := "https://crosshost.example/.well-known/ai-catalog.json", "https://cards.example.net/crosshost/server-card"
-	want := []obs{{cat, 200, false}, {card, 200, false}, {cat, 304, true}, {card, 304, true}}
+	want := []obs{{cat, 200, false}, {card, 200, false}, {cat, 304, true}, {card, 304, true}, {cat, 304, true}, {card, 304, true}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("observations (-want +got):\n%s", diff)
 	}

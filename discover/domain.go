@@ -245,6 +245,16 @@ func (d *domainCrawl) get(ctx context.Context, kind, rawURL, accept string) *fet
 		if f.finalURL == "" || f.finalURL == rawURL {
 			f.finalURL = v.FinalURL
 		}
+		// The observation names the body it confirmed, and carries the
+		// validators forward when the 304 did not repeat them, so the next
+		// conditional request still has them.
+		f.obs.SHA256, f.obs.Size, f.obs.FinalURL = v.SHA256, int64(len(body)), f.finalURL
+		if f.obs.ETag == "" {
+			f.obs.ETag = v.ETag
+		}
+		if f.obs.LastModified == "" {
+			f.obs.LastModified = v.LastModified
+		}
 	default:
 		f.body = resp.Body
 		f.obs.SHA256 = resp.SHA256

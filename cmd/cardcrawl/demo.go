@@ -64,7 +64,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	nf.connectTo = stringList{web.ConnectTo()}
 	nf.caCerts = stringList{caFile}
 	nf.timeout = defaultDemoTimeout
-	nf.userAgent = ""
+	nf.userAgent = userAgent()
 	client, err := nf.client(log)
 	if err != nil {
 		return err

@@ -83,7 +83,7 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.Var(&n.connectTo, "connect-to", "connect to HOST2:PORT2 when a URL names HOST1:PORT1; the `rule` is HOST1:PORT1:HOST2:PORT2 (curl's meaning; an empty HOST1 or PORT1 matches any; repeatable; the address you name is trusted)")
 	fs.Var(&n.caCerts, "ca-cert", "PEM `file` of extra trusted root certificates (repeatable)")
 	fs.DurationVar(&n.timeout, "timeout", 15*time.Second, "per-request timeout, body included")
-	fs.StringVar(&n.userAgent, "user-agent", fetch.DefaultUserAgent, "User-Agent sent with every request (keep a contact URL in it)")
+	fs.StringVar(&n.userAgent, "user-agent", userAgent(), "User-Agent sent with every request (keep a contact URL in it)")
 	fs.IntVar(&n.concurrency, "concurrency", 32, "hosts in flight (requests to one host are always one at a time)")
 }
 
@@ -169,4 +169,10 @@ func parseNoArgs(fs *flag.FlagSet, args []string) error {
 		return usagef("%s: unexpected argument %q", fs.Name(), pos[0])
 	}
 	return nil
+}
+
+// userAgent names this build's version, so servers' logs say which cardcrawl
+// called; the contact URL is how their operators reach us.
+func userAgent() string {
+	return "cardcrawl/" + version + " (+https://github.com/cardcrawl/cardcrawl)"
 }

@@ -73,7 +73,7 @@ func runRegistrySync(ctx context.Context, e *env, args []string) error {
 	db.register(fs)
 	lf.register(fs)
 	nf.register(fs)
-	fs.StringVar(&baseURL, "url", registry.DefaultBaseURL, "registry base `URL` (a subregistry implementing the v0.1 API works too)")
+	fs.StringVar(&baseURL, "url", registry.DefaultBaseURL, "registry base `URL`, https (a subregistry implementing the v0.1 API works too)")
 	fs.StringVar(&fromFile, "from-file", "", "import an offline dump `FILE` instead of syncing over the network")
 	fs.BoolVar(&full, "full", false, "sweep everything even when an incremental sync is possible")
 	fs.BoolVar(&asJSON, "json", false, "print the outcome as JSON")

@@ -111,6 +111,9 @@ func TestRegistrySyncBadInput(t *testing.T) {
 		{"dump not json", []string{"registry", "sync", "--db", filepath.Join(dir, "a.db"), "--from-file", notJSON}, "--from-file"},
 		{"missing dump", []string{"registry", "sync", "--db", filepath.Join(dir, "b.db"), "--from-file", filepath.Join(dir, "absent.json")}, "--from-file"},
 		{"bad url", []string{"registry", "sync", "--db", filepath.Join(dir, "c.db"), "--url", "ftp://x"}, "--url"},
+		// The fetch guard would refuse plain http at the first request;
+		// saying so up front spares the retries and the empty database.
+		{"http url", []string{"registry", "sync", "--db", filepath.Join(dir, "e.db"), "--url", "http://registry.example.com"}, "not https"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,8 +123,10 @@ func TestRegistrySyncBadInput(t *testing.T) {
 			}
 		})
 	}
-	if _, err := os.Stat(filepath.Join(dir, "a.db")); err == nil {
-		t.Error("a rejected dump still created the database")
+	for _, db := range []string{"a.db", "c.db", "e.db"} {
+		if _, err := os.Stat(filepath.Join(dir, db)); err == nil {
+			t.Errorf("a rejected command still created %s", db)
+		}
 	}
 }
 

@@ -92,8 +92,18 @@ type Mismatch struct {
 
 // CompareCard compares what the server said live with what its card
 // declared; the live values win, so callers store these as differences.
-// Fields: name, version, protocolVersion (the live version is not among the
-// card's supportedProtocolVersions, when it lists any) and transport.
+// Fields: name, version, protocolVersion and transport.
+//
+// protocolVersion is compared only when the card lists
+// supportedProtocolVersions, and only as far as the probe can know:
+//   - after server/discover the server's own list is known, so the
+//     mismatch names the versions the card lists that the server does not
+//     support (Live is the server's list). A card listing a subset is not
+//     flagged: a card need not promise every version;
+//   - after initialize only one version is known, the one the server chose
+//     from our single offer. If it is the one we offered, the server may
+//     well speak the card's newer versions too, so nothing is flagged; if it
+//     chose another, that is flagged when the card does not list it.
 func CompareCard(r Result, cardName, cardVersion, declaredTransport string, cardProtocolVersions []string) []Mismatch {
 	var out []Mismatch
 	diff := func(field, card, live string) {
@@ -104,11 +114,35 @@ func CompareCard(r Result, cardName, cardVersion, declaredTransport string, card
 	}
 	diff("name", cardName, r.ServerName)
 	diff("version", cardVersion, r.ServerVersion)
-	if len(cardProtocolVersions) > 0 && r.ProtocolVersion != "" && !slices.Contains(cardProtocolVersions, r.ProtocolVersion) {
-		out = append(out, Mismatch{Field: "protocolVersion", Card: strings.Join(cardProtocolVersions, ","), Live: r.ProtocolVersion})
+	if m, ok := compareVersions(r, cardProtocolVersions); ok {
+		out = append(out, m)
 	}
 	if dt := normTransport(declaredTransport); dt != "" {
 		diff("transport", dt, r.Transport)
 	}
 	return out
+}
+
+// compareVersions applies CompareCard's protocolVersion rule.
+func compareVersions(r Result, card []string) (Mismatch, bool) {
+	if len(card) == 0 {
+		return Mismatch{}, false
+	}
+	if r.Discover != nil && len(r.Discover.SupportedVersions) > 0 {
+		var unsupported []string
+		for _, v := range card {
+			if !slices.Contains(r.Discover.SupportedVersions, strings.TrimSpace(v)) {
+				unsupported = append(unsupported, v)
+			}
+		}
+		if len(unsupported) == 0 {
+			return Mismatch{}, false
+		}
+		return Mismatch{Field: "protocolVersion", Card: strings.Join(unsupported, ","),
+			Live: strings.Join(r.Discover.SupportedVersions, ",")}, true
+	}
+	if r.ProtocolVersion == "" || r.ProtocolVersion == ProtocolVersion || slices.Contains(card, r.ProtocolVersion) {
+		return Mismatch{}, false
+	}
+	return Mismatch{Field: "protocolVersion", Card: strings.Join(card, ","), Live: r.ProtocolVersion}, true
 }

@@ -122,6 +122,10 @@ func TestDecide(t *testing.T) {
 
 func TestCompareCard(t *testing.T) {
 	live := Result{ServerName: "weather", ServerVersion: "1.2.0", ProtocolVersion: "2025-06-18", Transport: TransportStreamable}
+	older := live
+	older.ProtocolVersion = "2025-03-26"
+	modern := Result{ProtocolVersion: ModernProtocolVersion, Era: EraModern, Transport: TransportStreamable,
+		Discover: &DiscoverInfo{SupportedVersions: []string{ModernProtocolVersion, "2025-11-25"}}}
 	for _, tc := range []struct {
 		name                    string
 		r                       Result
@@ -131,10 +135,20 @@ func TestCompareCard(t *testing.T) {
 	}{
 		{"all agree", live, "weather", "1.2.0", "streamable-http", []string{"2025-06-18", "2025-11-25"}, nil},
 		{"all differ", live, "io.example/weather", "1.3.0", "sse", []string{"2025-11-25"}, []Mismatch{
-			{"name", "io.example/weather", "weather"}, {"version", "1.3.0", "1.2.0"},
-			{"protocolVersion", "2025-11-25", "2025-06-18"}, {"transport", "sse", "streamable-http"}}},
+			{"name", "io.example/weather", "weather"}, {"version", "1.3.0", "1.2.0"}, {"transport", "sse", "streamable-http"}}},
 		{"card silent", live, "", "", "", nil, nil},
 		{"probe learned nothing", Result{Outcome: OutcomeTimeout}, "x", "1", "sse", []string{"2025-06-18"}, nil},
+		// initialize: the server agreed to the version we offered, which
+		// says nothing about the newer ones the card lists.
+		{"initialize: offered version agreed, card lists only newer", live, "", "", "", []string{"2025-11-25", ModernProtocolVersion}, nil},
+		{"initialize: server chose an older version the card omits", older, "", "", "", []string{"2025-06-18", "2025-11-25"},
+			[]Mismatch{{"protocolVersion", "2025-06-18,2025-11-25", "2025-03-26"}}},
+		{"initialize: server chose an older version the card lists", older, "", "", "", []string{"2025-03-26", "2025-06-18"}, nil},
+		// server/discover: the live list is known, so compare lists.
+		{"discover: card lists a version the server does not support", modern, "", "", "", []string{"2025-06-18", "2025-11-25", ModernProtocolVersion},
+			[]Mismatch{{"protocolVersion", "2025-06-18", ModernProtocolVersion + ",2025-11-25"}}},
+		{"discover: card lists a subset", modern, "", "", "", []string{ModernProtocolVersion}, nil},
+		{"discover: card silent", modern, "", "", "", nil, nil},
 	} {
 		if diff := cmp.Diff(tc.want, CompareCard(tc.r, tc.cname, tc.cver, tc.ctransport, tc.cversions)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
