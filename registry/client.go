@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
 )
 
 // DefaultUserAgent identifies cardcrawl when the caller supplies none; the CLI
@@ -88,8 +91,13 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		opts.BaseURL = DefaultBaseURL
 	}
 	base, err := url.Parse(strings.TrimRight(opts.BaseURL, "/"))
-	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
+	if err != nil || base.Host == "" {
 		return nil, fmt.Errorf("registry client: bad base url %q", opts.BaseURL)
+	}
+	// The fetch guard refuses anything but https; saying so here turns a
+	// slow failure at the first request into an immediate usage error.
+	if base.Scheme != "https" {
+		return nil, fmt.Errorf("registry client: base url %q is not https", opts.BaseURL)
 	}
 	if opts.UserAgent == "" {
 		opts.UserAgent = DefaultUserAgent
@@ -230,15 +238,12 @@ func (c *Client) get(ctx context.Context, u string) ([]byte, http.Header, error)
 			return nil, nil, ctx.Err()
 		}
 		var failure error
-		retryable := false
 		if err != nil {
-			failure = fmt.Errorf("registry request %s: %w", u, err)
-			retryable = !errors.Is(err, errBodySizeLimit)
+			failure = &TransportError{URL: u, Err: err}
 		} else {
 			failure = problem(u, status, body)
-			retryable = status == http.StatusTooManyRequests || status >= 500
 		}
-		if !retryable || attempt >= c.opts.MaxRetries {
+		if !retryable(err, status) || attempt >= c.opts.MaxRetries {
 			return nil, nil, failure
 		}
 		wait := backoff(attempt)
@@ -255,6 +260,56 @@ func (c *Client) get(ctx context.Context, u string) ([]byte, http.Header, error)
 			return nil, nil, err
 		}
 	}
+}
+
+// TransportError is a request that got no usable answer: refused by the
+// fetch guard, or failed on the way (DNS, connect, TLS, timeout, a dropped
+// connection, an oversized body).
+type TransportError struct {
+	URL string
+	Err error
+}
+
+func (e *TransportError) Error() string { return fmt.Sprintf("registry request %s: %v", e.URL, e.Err) }
+
+// Unwrap gives errors.Is and fetch.Class the cause.
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// retryable says whether sending the same request again may succeed: 429
+// and 5xx answers, timeouts, and connections dropped before an answer.
+// Refusals by the fetch guard (blocked address or scheme, placeholders),
+// DNS and TLS failures, a refused connect and every other 4xx would fail
+// the same way again, so they fail at once.
+func retryable(err error, status int) bool {
+	if err == nil {
+		return status == http.StatusTooManyRequests || status >= 500
+	}
+	if errors.Is(err, errBodySizeLimit) {
+		return false
+	}
+	switch fetch.Class(err, 0) {
+	case fetch.ClassTimeout:
+		return true
+	case fetch.ClassConnect:
+		var op *net.OpError
+		return !(errors.As(err, &op) && op.Op == "dial")
+	}
+	return false
+}
+
+// Transient reports whether err, returned by a Client, may clear if the
+// same request is sent later: a 429 or 5xx answer, a timeout, or a dropped
+// connection.
+func Transient(err error) bool {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return retryable(nil, se.Status)
+	}
+	var te *TransportError
+	if errors.As(err, &te) {
+		return retryable(te.Err, 0)
+	}
+	return false
 }
 
 func backoff(attempt int) time.Duration {

@@ -1,0 +1,97 @@
+package registry_test
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/registry"
+)
+
+// failingTransport answers every request with err, counting attempts.
+type failingTransport struct {
+	err      error
+	attempts int
+}
+
+func (f *failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	f.attempts++
+	return nil, f.err
+}
+
+// TestClientRetriesOnlyWhatCanClear: a refusal by the fetch guard, a DNS or
+// TLS failure and a refused connect fail at once; a timeout or a dropped
+// connection is retried.
+func TestClientRetriesOnlyWhatCanClear(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		attempts  int
+		transient bool
+	}{
+		{"blocked address", fmt.Errorf("dial: %w: 127.0.0.1", fetch.ErrBlockedAddress), 1, false},
+		{"blocked scheme", fmt.Errorf("%w: http", fetch.ErrBlockedScheme), 1, false},
+		{"placeholder", fmt.Errorf("%w: {tenant}", fetch.ErrPlaceholderURL), 1, false},
+		{"dns", &net.DNSError{Err: "no such host", Name: "registry.example", IsNotFound: true}, 1, false},
+		{"tls", x509.UnknownAuthorityError{}, 1, false},
+		{"connect refused", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}, 1, false},
+		{"timeout", fmt.Errorf("read: %w", context.DeadlineExceeded), 3, true},
+		{"dropped connection", fmt.Errorf("after 2 attempts: %w", io.ErrUnexpectedEOF), 3, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ft := &failingTransport{err: tt.err}
+			s := &sleeper{}
+			c, err := registry.NewClient(registry.ClientOptions{BaseURL: "https://registry.example",
+				HTTPClient: &http.Client{Transport: ft}, RequestsPerSecond: -1, MaxRetries: 2, Sleep: s.Sleep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.ListServers(context.Background(), registry.ListQuery{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if ft.attempts != tt.attempts {
+				t.Errorf("%d attempts, want %d (waits %v)", ft.attempts, tt.attempts, s.Waits())
+			}
+			if got := registry.Transient(err); got != tt.transient {
+				t.Errorf("Transient(%v) = %v, want %v", err, got, tt.transient)
+			}
+		})
+	}
+}
+
+// TestClientThroughGuardFailsFast: the program's fetch client refuses a
+// loopback registry; that refusal is final, not retried for 15 seconds.
+func TestClientThroughGuardFailsFast(t *testing.T) {
+	e := newEnv(t)
+	fc, err := fetch.New(fetch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.client(t, func(o *registry.ClientOptions) { o.HTTPClient = fc.HTTPClient(); o.MaxRetries = 4 })
+	_, err = c.ListServers(context.Background(), registry.ListQuery{})
+	if !errors.Is(err, fetch.ErrBlockedAddress) {
+		t.Fatalf("err = %v, want a blocked address", err)
+	}
+	if w := e.sleeper.Waits(); len(w) != 0 {
+		t.Errorf("waited %v before giving up", w)
+	}
+}
+
+func TestNewClientRefusesNonHTTPS(t *testing.T) {
+	for _, u := range []string{"http://registry.example", "ftp://registry.example", "registry.example", "https://"} {
+		if _, err := registry.NewClient(registry.ClientOptions{BaseURL: u, HTTPClient: http.DefaultClient}); err == nil {
+			t.Errorf("NewClient(%q) accepted it", u)
+		} else if !strings.Contains(err.Error(), u) {
+			t.Errorf("NewClient(%q): error %q does not name the url", u, err)
+		}
+	}
+}
