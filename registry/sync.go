@@ -97,8 +97,10 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 		return SyncResult{}, fmt.Errorf("sync %s: %w", source, err)
 	}
 	res := SyncResult{Source: source}
-	if opts.Full && st.SweepKind == "delta" {
-		st.SweepKind = "" // a forced full sweep supersedes an unfinished delta
+	if opts.Full {
+		// A forced full sweep never resumes: it is also the way out of a
+		// sweep whose stored cursor leads nowhere.
+		st.SweepKind = ""
 	}
 	if st.SweepKind == "" {
 		st.SweepKind, st.SweepSince = "delta", st.Watermark
@@ -148,7 +150,24 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 			if errors.Is(f.err, ErrPageCap) {
 				return fail(fmt.Errorf("%w; progress is kept and the next sync resumes", f.err))
 			}
-			return fail(fmt.Errorf("page %d: %w; progress is kept and the next sync resumes", st.Pages+1, f.err))
+			page := st.Pages + 1
+			var se *StatusError
+			switch {
+			case errors.As(f.err, &se) && se.Status >= 400 && se.Status < 500 && se.Status != 429 && st.Cursor != "":
+				// The registry refuses the stored cursor (expired, or
+				// changed format): resuming would fail the same way
+				// forever, so the sweep is abandoned. Entries stored so
+				// far stay; re-reading them is harmless.
+				cursor := st.Cursor
+				st.SweepKind, st.SweepSince, st.SweepStartedAt, st.Cursor = "", "", "", ""
+				return fail(fmt.Errorf("page %d: %w; the registry rejected the stored cursor %q, so it is dropped and the next sync starts over", page, f.err, cursor))
+			case Transient(f.err):
+				return fail(fmt.Errorf("page %d: %w; progress is kept and the next sync resumes from this page", page, f.err))
+			case st.Pages == 0 && st.Cursor == "":
+				return fail(fmt.Errorf("page %d: %w; not a temporary failure, so syncing again will fail the same way until it is fixed", page, f.err))
+			default:
+				return fail(fmt.Errorf("page %d: %w; not a temporary failure: the pages before it are kept, but the next sync stops here again unless the registry changes ('--full' starts over)", page, f.err))
+			}
 		}
 		resp, entries, invalid := f.resp, f.rows, f.invalid
 		prev := st // what is stored if this page's write fails

@@ -476,3 +476,78 @@ func TestSyncRecordsStoreFailure(t *testing.T) {
 		t.Errorf("resume = %+v, %v", res, err)
 	}
 }
+
+// TestSyncDropsRejectedCursor: a registry that answers 4xx to the stored
+// cursor (it expired, or its format changed) must not leave the sync stuck
+// resending it forever.
+func TestSyncDropsRejectedCursor(t *testing.T) {
+	e := newEnv(t)
+	e.publishN(t, 250)
+	reject := true
+	e.double.Hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if reject && strings.Contains(r.URL.RawQuery, "cursor=") {
+			registrytest.Problem(w, http.StatusBadRequest, "Bad Request", "invalid cursor")
+			return true
+		}
+		return false
+	}
+	c := e.client(t, nil)
+	_, err := e.sync(t, c, nil)
+	if err == nil || !strings.Contains(err.Error(), "invalid cursor") || !strings.Contains(err.Error(), "the next sync starts over") {
+		t.Fatalf("err = %v, want the 400 and that the next sync starts over", err)
+	}
+	if got := len(e.sleeper.Waits()); got != 0 {
+		t.Errorf("a 400 was retried %d times", got)
+	}
+	st, _ := e.db.RegistrySyncState(context.Background(), e.srv.URL)
+	if st.Cursor != "" || st.SweepKind != "" || !strings.Contains(st.LastError, "invalid cursor") {
+		t.Errorf("state = %+v; want the cursor dropped and the error kept", st)
+	}
+	reject = false
+	res, err := e.sync(t, c, nil)
+	if err != nil || res.Resumed || res.Kind != "full" || res.Entries != 250 || !res.Complete {
+		t.Errorf("next sync = %+v, %v; want a fresh complete full sweep", res, err)
+	}
+}
+
+// TestSyncFullNeverResumes: --full starts a fresh sweep even when an
+// unfinished full sweep is stored.
+func TestSyncFullNeverResumes(t *testing.T) {
+	e := newEnv(t)
+	e.publishN(t, 250)
+	fail := true
+	e.double.Hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if fail && strings.Contains(r.URL.RawQuery, "cursor=") {
+			registrytest.Problem(w, http.StatusServiceUnavailable, "Service Unavailable", "busy")
+			return true
+		}
+		return false
+	}
+	c := e.client(t, nil)
+	if _, err := e.sync(t, c, nil); err == nil || !strings.Contains(err.Error(), "the next sync resumes") {
+		t.Fatalf("err = %v, want a transient failure that resumes", err)
+	}
+	fail = false
+	before := len(e.double.Requests())
+	res, err := e.sync(t, c, func(o *registry.SyncOptions) { o.Full = true })
+	if err != nil || res.Resumed || res.Entries != 250 {
+		t.Errorf("full sync = %+v, %v; want a fresh sweep of 250", res, err)
+	}
+	if got := e.double.Requests()[before]; strings.Contains(got, "cursor=") {
+		t.Errorf("--full resent the stored cursor: %q", got)
+	}
+}
+
+// TestSyncPermanentFailureSaysSo: a 404 on the first page is not something
+// the next sync can resume from.
+func TestSyncPermanentFailureSaysSo(t *testing.T) {
+	e := newEnv(t)
+	e.double.Hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		http.NotFound(w, r)
+		return true
+	}
+	_, err := e.sync(t, e.client(t, nil), nil)
+	if err == nil || strings.Contains(err.Error(), "resumes") || !strings.Contains(err.Error(), "not a temporary failure") {
+		t.Errorf("err = %v", err)
+	}
+}
