@@ -13,9 +13,12 @@ type ReconcileCard struct {
 	Domains []string // sorted
 }
 
-// ReconcileCards reads every stored card with the domains listing it.
+// ReconcileCards reads every card some domain lists now, with the domains
+// listing it. A card whose every listing is retired (the domain stopped
+// publishing it) is history, not a server, as in Servers.
 func (db *DB) ReconcileCards(ctx context.Context) ([]ReconcileCard, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT key, json FROM cards ORDER BY key`)
+	rows, err := db.sql.QueryContext(ctx, `SELECT c.key, c.json FROM cards c
+		WHERE EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1) ORDER BY c.key`)
 	if err != nil {
 		return nil, fmt.Errorf("read cards: %w", err)
 	}
@@ -34,7 +37,7 @@ func (db *DB) ReconcileCards(ctx context.Context) ([]ReconcileCard, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read cards: %w", err)
 	}
-	rows, err = db.sql.QueryContext(ctx, `SELECT DISTINCT card_key, domain FROM listings ORDER BY card_key, domain`)
+	rows, err = db.sql.QueryContext(ctx, `SELECT DISTINCT card_key, domain FROM listings WHERE active = 1 ORDER BY card_key, domain`)
 	if err != nil {
 		return nil, fmt.Errorf("read listings: %w", err)
 	}
