@@ -45,6 +45,10 @@ type Options struct {
 	MaxEntries int
 	// MaxCards bounds the cards fetched for one domain (default 500).
 	MaxCards int
+	// DomainTimeout bounds the time one domain may take, all its fetches
+	// together (default 10 minutes), so a catalog pointing at hundreds of
+	// stalling hosts cannot hold a worker for hours.
+	DomainTimeout time.Duration
 
 	// Probe configures the MCP probe phase that follows the crawl.
 	Probe ProbeOptions
@@ -90,11 +94,12 @@ type Summary struct {
 }
 
 const (
-	defaultConcurrency = 32
-	defaultMaxDepth    = 4
-	defaultMaxEntries  = 1000
-	defaultMaxCards    = 500
-	defaultProbeMaxAge = 24 * time.Hour
+	defaultConcurrency   = 32
+	defaultMaxDepth      = 4
+	defaultMaxEntries    = 1000
+	defaultMaxCards      = 500
+	defaultDomainTimeout = 10 * time.Minute
+	defaultProbeMaxAge   = 24 * time.Hour
 )
 
 func (o *Options) defaults() error {
@@ -115,6 +120,9 @@ func (o *Options) defaults() error {
 	}
 	if o.MaxCards <= 0 {
 		o.MaxCards = defaultMaxCards
+	}
+	if o.DomainTimeout <= 0 {
+		o.DomainTimeout = defaultDomainTimeout
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -209,7 +217,7 @@ func runOptions(o Options) map[string]any {
 	return map[string]any{
 		"concurrency": o.Concurrency, "force": o.Force, "followLinks": o.FollowLinks,
 		"legacyPaths": o.LegacyPaths, "maxDepth": o.MaxDepth, "maxEntries": o.MaxEntries,
-		"maxCards": o.MaxCards, "probe": o.Probe.Mode, "probeMaxAge": o.Probe.MaxAge.String(),
+		"maxCards": o.MaxCards, "domainTimeout": o.DomainTimeout.String(), "probe": o.Probe.Mode, "probeMaxAge": o.Probe.MaxAge.String(),
 	}
 }
 

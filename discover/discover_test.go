@@ -509,6 +509,26 @@ func TestTransientFailuresKeepListings(t *testing.T) {
 	}
 }
 
+func TestDomainTimeLimit(t *testing.T) {
+	w := newWorld(t)
+	opts := w.options()
+	// Shorter than the client's 2 s request timeout, so the domain's limit
+	// is what ends the hanging card fetch.
+	opts.DomainTimeout = 300 * time.Millisecond
+	w.crawl(context.Background(), opts, "slowcards.example")
+	rows, err := w.store.Domains(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Outcome != "catalog" || !strings.Contains(rows[0].Reason, "per-domain time limit") {
+		t.Errorf("domain = %+v, want a catalog stopped at the time limit", rows)
+	}
+	if diff := cmp.Diff(map[string]string{"https://hangingcards.example/card": "timeout"},
+		w.observationClasses("slowcards.example", "card")); diff != "" {
+		t.Errorf("card observations (-want +got):\n%s", diff)
+	}
+}
+
 func serverKeys(ss []store.Server) []string {
 	var out []string
 	for _, s := range ss {

@@ -66,6 +66,7 @@ var (
 // domainCrawl is the state of one domain's crawl.
 type domainCrawl struct {
 	c       *crawler
+	runCtx  context.Context // the run's: cancelled only by Ctrl-C
 	domain  string
 	result  store.DomainResult
 	visited map[string]bool // catalog URLs fetched in this traversal
@@ -85,15 +86,24 @@ type remoteRef struct {
 	Card    *servercard.Card
 }
 
-func (c *crawler) crawlDomain(ctx context.Context, domain string) *domainCrawl {
+// crawlDomain crawls one domain within the per-domain time limit. runCtx is
+// the run's context: only its cancellation (Ctrl-C) means "interrupted";
+// the domain's own deadline is an ordinary timeout, recorded as such.
+func (c *crawler) crawlDomain(runCtx context.Context, domain string) *domainCrawl {
 	d := &domainCrawl{
 		c:       c,
 		domain:  domain,
+		runCtx:  runCtx,
 		visited: map[string]bool{},
 		failed:  map[string]int{},
 		result:  store.DomainResult{Domain: domain, RunID: c.runID},
 	}
+	ctx, cancel := context.WithTimeout(runCtx, c.opts.DomainTimeout)
+	defer cancel()
 	d.run(ctx)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && runCtx.Err() == nil {
+		d.result.Reason += fmt.Sprintf("; stopped at the per-domain time limit of %s (what was not read keeps its earlier listings)", c.opts.DomainTimeout)
+	}
 	return d
 }
 
@@ -284,7 +294,7 @@ func (f *fetched) ok() bool { return f.obs.Class == "" && f.body != nil }
 
 // record writes the observation (and a new body) to the store.
 func (d *domainCrawl) record(ctx context.Context, f *fetched) {
-	if f.obs.Class == fetch.ClassCanceled || (f.obs.Class != "" && ctx.Err() != nil) {
+	if f.obs.Class == fetch.ClassCanceled || (f.obs.Class != "" && d.runCtx.Err() != nil) {
 		// Interrupted: the domain stays pending and is fetched again next
 		// run, so a cancelled attempt is not an observation.
 		return

@@ -25,13 +25,14 @@ func init() {
 
 // crawlFlags are the crawl's own flags, shared with demo.
 type crawlFlags struct {
-	force       bool
-	followLinks bool
-	legacyPaths bool
-	maxDepth    int
-	maxEntries  int
-	probeMode   string
-	probeMaxAge time.Duration
+	force         bool
+	followLinks   bool
+	legacyPaths   bool
+	maxDepth      int
+	maxEntries    int
+	probeMode     string
+	probeMaxAge   time.Duration
+	domainTimeout time.Duration
 }
 
 func (c *crawlFlags) register(fs interface {
@@ -44,6 +45,7 @@ func (c *crawlFlags) register(fs interface {
 	fs.BoolVar(&c.followLinks, "follow-links", false, "when the well-known catalog is missing, read the home page's rel=\"ai-catalog\" links (HTML and Link header)")
 	fs.BoolVar(&c.legacyPaths, "legacy-paths", false, "also try /.well-known/mcp/server-card.json, /.well-known/mcp.json and /.well-known/mcp/catalog.json (recorded as non-standard)")
 	fs.IntVar(&c.maxDepth, "max-depth", 4, "maximum nesting depth of catalogs")
+	fs.DurationVar(&c.domainTimeout, "domain-timeout", 10*time.Minute, "time limit for one domain, all its fetches together (what is not read keeps its earlier listings)")
 	fs.IntVar(&c.maxEntries, "max-entries", 1000, "entries read from one catalog document (the rest are recorded as truncated)")
 	fs.StringVar(&c.probeMode, "probe", "auto", "MCP probe: auto (when a card warrants it), always, or never")
 	fs.DurationVar(&c.probeMaxAge, "probe-max-age", 24*time.Hour, "an endpoint probed more recently than this is not probed again unless its card changed")
@@ -149,7 +151,7 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains []string) (discove
 	opts := discover.Options{
 		Fetch: s.client, Store: s.store, Validator: v, Logger: s.log, Concurrency: s.net.concurrency,
 		Force: s.flags.force, FollowLinks: s.flags.followLinks, LegacyPaths: s.flags.legacyPaths,
-		MaxDepth: s.flags.maxDepth, MaxEntries: s.flags.maxEntries,
+		MaxDepth: s.flags.maxDepth, MaxEntries: s.flags.maxEntries, DomainTimeout: s.flags.domainTimeout,
 		Probe: discover.ProbeOptions{Mode: s.flags.probeMode, MaxAge: s.flags.probeMaxAge},
 	}
 	switch s.flags.probeMode {
