@@ -28,8 +28,10 @@ func (r *run) modernMeta() map[string]any {
 	}
 }
 
-// modern handles a server that rejected initialize with a modern error: it
-// asks server/discover, then lists tools the 2026-07-28 way.
+// modern handles a server that refused the 2025 handshake as a modern one
+// does (a modern error to initialize, or go-sdk's plain-text refusal of the
+// step after it): it asks server/discover, then lists tools the 2026-07-28
+// way.
 func (r *run) modern(ctx context.Context, rejected reply) {
 	res := r.res
 	id := r.nextID()
@@ -45,8 +47,8 @@ func (r *run) modern(ctx context.Context, rejected reply) {
 		return
 	}
 	if rep.status >= 400 || (rep.msg != nil && rep.msg.Error != nil) {
-		r.fail(OutcomeHandshakeRejected, fmt.Sprintf("initialize answered %s; server/discover answered %s",
-			replySummary(rejected), replySummary(rep)))
+		r.fail(OutcomeHandshakeRejected, fmt.Sprintf("%s answered %s; server/discover answered %s",
+			rejected.step, replySummary(rejected), replySummary(rep)))
 		return
 	}
 	if rep.class != "" {

@@ -20,6 +20,9 @@
 //     naming a modern version: server/discover follows), and a refused
 //     handshake only when it answers our request id; any other 400, 404 or
 //     405 gets the legacy SSE GET, any other 4xx is http_4xx;
+//   - a tools/list answered -32601 (method not found) on its first page is
+//     the server saying it offers no tools: toolCount 0, not partial. On a
+//     later page it breaks a listing under way: partial, toolCount unknown;
 //   - a redirect other than 307/308 on a POST is not followed and is not_mcp,
 //     since following it would turn the POST into a GET;
 //   - a URL the guard refuses before any byte is sent is blocked;

@@ -110,6 +110,7 @@ type call struct {
 
 // reply is what came back, already read and closed.
 type reply struct {
+	step   string    // the call's step, for reason lines
 	ex     *Exchange // the recorded evidence (points into Result.Evidence)
 	status int
 	header http.Header
@@ -128,7 +129,7 @@ func (p *Prober) do(ctx context.Context, res *Result, c call) reply {
 	res.Evidence = append(res.Evidence, Exchange{Step: c.step, Method: c.method, URL: c.url})
 	ex := &res.Evidence[len(res.Evidence)-1]
 	res.RoundTrips++
-	r := reply{ex: ex}
+	r := reply{step: c.step, ex: ex}
 	start := p.opts.Now()
 	defer func() {
 		ex.LatencyMs = p.opts.Now().Sub(start).Milliseconds()
