@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/cardcrawl/cardcrawl/servercard"
@@ -260,16 +261,90 @@ func Match(cards []Card, entries []Entry) Result {
 
 // Compare lists field-level differences between a card and a server.json.
 // $schema and _meta always differ between the two document kinds, so they
-// are left out.
+// are left out. Remotes are paired on URLKey, the key that matched them,
+// so "https://{tenant}.example.org" and "https://{tenant_id}.example.org"
+// are one remote whose url (and variables) differ; field paths name a
+// remote by that key.
 func Compare(card, server servercard.Card) []Diff {
 	out := []Diff{}
+	cardRemotes, serverRemotes := card.Remotes, server.Remotes
+	card.Remotes, server.Remotes = nil, nil
 	for _, d := range servercard.Compare(&card, &server) {
 		if d.Field == "$schema" || d.Field == "_meta" {
 			continue
 		}
 		out = append(out, Diff{Field: d.Field, Card: d.Old, Registry: d.New})
 	}
+	return append(out, compareRemotes(cardRemotes, serverRemotes)...)
+}
+
+// compareRemotes pairs remotes on their matching key and lets
+// servercard.Compare diff each pair (type, headers, variables, protocol
+// versions) with the URLs made equal, reporting the URL itself only when
+// the two differ beyond normalisation.
+func compareRemotes(a, b []servercard.Remote) []Diff {
+	ka, ma := keyedRemotes(a)
+	kb, mb := keyedRemotes(b)
+	keys := slices.Clone(ka)
+	for _, k := range kb {
+		if _, ok := ma[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	var out []Diff
+	for _, k := range keys {
+		x, inA := ma[k]
+		y, inB := mb[k]
+		field := "remotes[" + k + "]"
+		var ca, cb servercard.Card
+		var scKey string // the remote's name in servercard's field paths
+		switch {
+		case inA && inB:
+			nx, _ := servercard.NormalizeURL(x.URL)
+			ny, _ := servercard.NormalizeURL(y.URL)
+			if nx != ny {
+				out = append(out, Diff{Field: field + ".url", Card: x.URL, Registry: y.URL})
+			}
+			y.URL = x.URL
+			ca.Remotes, cb.Remotes, scKey = []servercard.Remote{x}, []servercard.Remote{y}, nx
+		case inA:
+			ca.Remotes = []servercard.Remote{x}
+			scKey, _ = servercard.NormalizeURL(x.URL)
+		default:
+			cb.Remotes = []servercard.Remote{y}
+			scKey, _ = servercard.NormalizeURL(y.URL)
+		}
+		prefix := "remotes[" + scKey + "]"
+		for _, d := range servercard.Compare(&ca, &cb) {
+			rest, ok := strings.CutPrefix(d.Field, prefix)
+			if !ok {
+				continue // not about the remote; cannot happen with otherwise empty cards
+			}
+			out = append(out, Diff{Field: field + rest, Card: d.Old, Registry: d.New})
+		}
+	}
 	return out
+}
+
+// keyedRemotes indexes remotes by URLKey (the trimmed raw URL when it has
+// none) in order; a repeated key gets "#n" so no remote is dropped.
+func keyedRemotes(rs []servercard.Remote) ([]string, map[string]servercard.Remote) {
+	order := make([]string, 0, len(rs))
+	m := make(map[string]servercard.Remote, len(rs))
+	count := map[string]int{}
+	for _, r := range rs {
+		k, ok := URLKey(r.URL)
+		if !ok {
+			k = strings.TrimSpace(r.URL)
+		}
+		count[k]++
+		if n := count[k]; n > 1 {
+			k += "#" + strconv.Itoa(n)
+		}
+		order = append(order, k)
+		m[k] = r
+	}
+	return order, m
 }
 
 func nonNil(s []string) []string {

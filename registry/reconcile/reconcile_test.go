@@ -236,3 +236,35 @@ func BenchmarkReconcile20000(b *testing.B) {
 		}
 	}
 }
+
+// TestCompareTemplateRemotes: remotes are paired on the same template-
+// reduced key that matched them, so differently named placeholders are one
+// remote whose URL and variables differ, not one removed and one added.
+func TestCompareTemplateRemotes(t *testing.T) {
+	card := servercard.Card{Name: "org.example/t", Remotes: []servercard.Remote{{Type: "streamable-http",
+		URL:       "https://{tenant}.example.org/mcp",
+		Variables: map[string]servercard.Input{"tenant": {Description: "Tenant"}},
+		Headers:   []servercard.KeyValueInput{{Name: "X-Region", Input: servercard.Input{Default: "eu"}}}}}}
+	entry := servercard.Card{Name: "org.example/t", Remotes: []servercard.Remote{{Type: "sse",
+		URL:       "https://{tenant_id}.example.org/mcp/",
+		Variables: map[string]servercard.Input{"tenant_id": {Description: "Tenant"}},
+		Headers:   []servercard.KeyValueInput{{Name: "x-region", Input: servercard.Input{Default: "us"}}}}}}
+	const k = "remotes[https://{}.example.org/mcp]"
+	want := []reconcile.Diff{
+		{Field: k + ".url", Card: "https://{tenant}.example.org/mcp", Registry: "https://{tenant_id}.example.org/mcp/"},
+		{Field: k + ".type", Card: "streamable-http", Registry: "sse"},
+		{Field: k + ".headers[x-region].default", Card: "eu", Registry: "us"},
+		{Field: k + ".variables[tenant]", Card: `{"description":"Tenant"}`},
+		{Field: k + ".variables[tenant_id]", Registry: `{"description":"Tenant"}`},
+	}
+	if diff := cmp.Diff(want, reconcile.Compare(card, entry)); diff != "" {
+		t.Errorf("Compare (-want +got):\n%s", diff)
+	}
+	// Equal up to normalisation: no url diff at all.
+	card.Remotes[0].URL, entry.Remotes[0].URL = "HTTPS://{tenant}.Example.org:443/mcp/", "https://{tenant}.example.org/mcp"
+	for _, d := range reconcile.Compare(card, entry) {
+		if d.Field == k+".url" {
+			t.Errorf("normalisation-only difference reported: %+v", d)
+		}
+	}
+}
