@@ -2,7 +2,8 @@
 // where their metadata disagree. Matching prefers what is hardest to assert
 // falsely: the normalised remote URL first (a card's own name is only a
 // claim), then the server name, then the name's namespace against the domain
-// that listed the card. Cards and entries left unmatched are results too.
+// that listed the card (never at or above a public suffix such as co.uk).
+// Cards and entries left unmatched are results too.
 //
 // Match is pure; Run reads the store, matches, and replaces the stored
 // results in one transaction.
@@ -18,6 +19,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -125,18 +128,33 @@ func NamespaceDomain(name string) string {
 	return strings.Join(labels, ".")
 }
 
-// parents lists d's proper parent domains with at least two labels,
-// nearest first ("a.b.example.com" → "b.example.com", "example.com").
+// registrable reports whether d sits at or below a registrable domain
+// (eTLD+1). A public suffix such as co.uk or github.io is shared by
+// unrelated owners, so a namespace naming it proves nothing about a domain
+// below it, and no match is made there.
+func registrable(d string) bool {
+	_, err := publicsuffix.EffectiveTLDPlusOne(d)
+	return err == nil
+}
+
+// parents lists d's proper parent domains down to its registrable domain,
+// never a public suffix, nearest first ("a.b.example.co.uk" →
+// "b.example.co.uk", "example.co.uk").
 func parents(d string) []string {
+	top, err := publicsuffix.EffectiveTLDPlusOne(d)
+	if err != nil {
+		return nil
+	}
 	var out []string
-	for {
+	for d != top {
 		_, rest, ok := strings.Cut(d, ".")
-		if !ok || !strings.Contains(rest, ".") {
-			return out
+		if !ok {
+			break
 		}
 		out = append(out, rest)
 		d = rest
 	}
+	return out
 }
 
 // Match reconciles cards with entries. Entries should be the latest version
@@ -153,7 +171,7 @@ func Match(cards []Card, entries []Entry) Result {
 			}
 		}
 		byName[e.Name] = append(byName[e.Name], i)
-		if d := NamespaceDomain(e.Name); d != "" {
+		if d := NamespaceDomain(e.Name); d != "" && registrable(d) {
 			byDomain[d] = append(byDomain[d], i)
 		}
 	}

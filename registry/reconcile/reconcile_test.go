@@ -268,3 +268,34 @@ func TestCompareTemplateRemotes(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchStopsAtPublicSuffix: a namespace at or above a public suffix
+// (uk.co → co.uk, io.github → github.io) says nothing about who controls a
+// domain below it, so it never pairs with a card by domain.
+func TestMatchStopsAtPublicSuffix(t *testing.T) {
+	const src = "https://registry.example"
+	cards := []reconcile.Card{
+		{Key: "https://shop.example.co.uk/card", Domains: []string{"shop.example.co.uk"}, Card: servercard.Card{Name: "unrelated/a"}},
+		{Key: "https://alice.github.io/card", Domains: []string{"alice.github.io"}, Card: servercard.Card{Name: "unrelated/b"}},
+		{Key: "https://co.uk/card", Domains: []string{"co.uk"}, Card: servercard.Card{Name: "unrelated/c"}},
+	}
+	entries := []reconcile.Entry{
+		{Source: src, Name: "uk.co/evil", Server: servercard.Card{Name: "uk.co/evil"}},
+		{Source: src, Name: "uk.co.example/good", Server: servercard.Card{Name: "uk.co.example/good"}},
+		{Source: src, Name: "io.github/hub", Server: servercard.Card{Name: "io.github/hub"}},
+	}
+	want := reconcile.Result{
+		Pairs: []reconcile.Pair{{CardKey: "https://shop.example.co.uk/card", CardName: "unrelated/a", Source: src, Name: "uk.co.example/good",
+			Basis:  reconcile.BasisNamespace,
+			Detail: "shop.example.co.uk (listing domain shop.example.co.uk is a subdomain of namespace example.co.uk)",
+			Diffs:  []reconcile.Diff{{Field: "name", Card: "unrelated/a", Registry: "uk.co.example/good"}}}},
+		CardOnly: []reconcile.CardOnly{
+			{CardKey: "https://alice.github.io/card", CardName: "unrelated/b", Domains: []string{"alice.github.io"}},
+			{CardKey: "https://co.uk/card", CardName: "unrelated/c", Domains: []string{"co.uk"}},
+		},
+		RegistryOnly: []reconcile.RegistryOnly{{Source: src, Name: "io.github/hub"}, {Source: src, Name: "uk.co/evil"}},
+	}
+	if diff := cmp.Diff(want, reconcile.Match(cards, entries)); diff != "" {
+		t.Errorf("Match (-want +got):\n%s", diff)
+	}
+}
