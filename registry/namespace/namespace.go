@@ -31,6 +31,10 @@ const (
 	KindDomain = "domain" // reverse-DNS, e.g. com.example
 	KindGitHub = "github" // io.github.<account>
 	KindOther  = "other"  // neither; nothing an outsider can check
+	// KindInvalid is a dotted namespace that is not a hostname reversed
+	// ("com.example@evil", "com.example:8443"): it names no domain, so
+	// nothing is fetched or looked up for it.
+	KindInvalid = "invalid"
 )
 
 // Methods by which a namespace is (or is not) evidently controlled.
@@ -47,6 +51,7 @@ const MaxProofBytes = 4096
 var (
 	proofPattern   = regexp.MustCompile(`v=MCPv1;\s*k=([^;]+);\s*p=([A-Za-z0-9+/=]+)`)
 	githubAccount  = regexp.MustCompile(`^[a-zA-Z0-9-]+$`)
+	hostLabel      = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 	githubRepoPath = regexp.MustCompile(`^https?://(?:www\.)?github\.com/([^/]+)/`)
 )
 
@@ -76,7 +81,14 @@ func Classify(ns string) Namespace {
 		return n
 	}
 	labels := strings.Split(strings.ToLower(ns), ".")
-	if len(labels) < 2 || slices.Contains(labels, "") {
+	if len(labels) < 2 {
+		return n
+	}
+	// Only a valid hostname becomes a domain: the domain is put in a URL
+	// and a DNS query, where "example@evil.com" or "example:8443.com"
+	// would mean something else entirely.
+	if len(ns) > 253 || slices.ContainsFunc(labels, func(l string) bool { return !hostLabel.MatchString(l) }) {
+		n.Kind = KindInvalid
 		return n
 	}
 	slices.Reverse(labels)
@@ -225,6 +237,9 @@ func Offline(ns Namespace, repoURLs []string) Result {
 	case KindOther:
 		r.Method = MethodNone
 		r.Note = "not a reverse-DNS or io.github namespace; nothing an outsider can check"
+	case KindInvalid:
+		r.Method = MethodNone
+		r.Note = "not a valid reverse-DNS name (each label must be letters, digits and inner hyphens); names no domain to check"
 	}
 	return r
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -74,11 +75,21 @@ func TestClassifyAndOffline(t *testing.T) {
 		{"io.github.Octo-Cat", namespace.Namespace{Name: "io.github.Octo-Cat", Kind: namespace.KindGitHub, Account: "Octo-Cat"}},
 		{"io.github", namespace.Namespace{Name: "io.github", Kind: namespace.KindDomain, Domain: "github.io"}},
 		{"single", namespace.Namespace{Name: "single", Kind: namespace.KindOther}},
-		{"a..b", namespace.Namespace{Name: "a..b", Kind: namespace.KindOther}},
+		{"a..b", namespace.Namespace{Name: "a..b", Kind: namespace.KindInvalid}},
+		// Not hostnames: they must never turn into a domain to fetch from.
+		{"com.example@evil", namespace.Namespace{Name: "com.example@evil", Kind: namespace.KindInvalid}},
+		{"com.example:8443", namespace.Namespace{Name: "com.example:8443", Kind: namespace.KindInvalid}},
+		{"com.-example", namespace.Namespace{Name: "com.-example", Kind: namespace.KindInvalid}},
+		{"com.exa_mple", namespace.Namespace{Name: "com.exa_mple", Kind: namespace.KindInvalid}},
+		{"com." + strings.Repeat("a", 64), namespace.Namespace{Name: "com." + strings.Repeat("a", 64), Kind: namespace.KindInvalid}},
+		{"com.Example-1", namespace.Namespace{Name: "com.Example-1", Kind: namespace.KindDomain, Domain: "example-1.com"}},
 	} {
 		if diff := cmp.Diff(tt.want, namespace.Classify(tt.in)); diff != "" {
 			t.Errorf("Classify(%q) (-want +got):\n%s", tt.in, diff)
 		}
+	}
+	if r := namespace.Offline(namespace.Classify("com.example@evil"), nil); r.Method != namespace.MethodNone || r.Note == "" {
+		t.Errorf("Offline(invalid) = %+v, want method none and a note", r)
 	}
 	if got := namespace.Of("com.example/x"); got != "com.example" {
 		t.Errorf("Of = %q", got)
@@ -254,5 +265,39 @@ func TestRunKeepsEarlierChecks(t *testing.T) {
 	}
 	if !strings.Contains(rows[1].Result, `"sameAccount":1`) {
 		t.Errorf("github result %s lacks the repository check", rows[1].Result)
+	}
+}
+
+// countingNet records every HTTP fetch and TXT lookup a check makes.
+type countingNet struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *countingNet) Get(_ context.Context, r fetch.Request) *fetch.Response {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, "GET "+r.URL)
+	return &fetch.Response{Status: 404, Class: fetch.ClassHTTP404}
+}
+
+func (c *countingNet) LookupTXT(_ context.Context, name string) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, "TXT "+name)
+	return nil, &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
+}
+
+func TestCheckInvalidNamespaceStaysOffline(t *testing.T) {
+	n := &countingNet{}
+	c := namespace.NewChecker(namespace.Options{HTTP: n, Resolver: n})
+	for _, ns := range []string{"com.example@evil", "com.example:8443"} {
+		r := c.Check(context.Background(), namespace.Classify(ns), nil)
+		if r.Kind != namespace.KindInvalid || r.Method != namespace.MethodNone || r.HTTP != nil || r.DNS != nil {
+			t.Errorf("Check(%q) = %+v", ns, r)
+		}
+	}
+	if len(n.calls) != 0 {
+		t.Errorf("network calls for invalid namespaces: %q", n.calls)
 	}
 }
