@@ -55,7 +55,14 @@ func runProbe(ctx context.Context, e *env, args []string) error {
 	p := probe.New(probe.Options{HTTP: client.HTTPClient(), Fetch: client, ClientVersion: version, Logger: log})
 	var results []probe.Result
 	for _, u := range urls {
-		results = append(results, p.Probe(ctx, probe.Target{URL: u, Transport: transport}))
+		if ctx.Err() != nil {
+			break
+		}
+		r := p.Probe(ctx, probe.Target{URL: u, Transport: transport})
+		if r.Outcome == probe.OutcomeCanceled {
+			break // Ctrl-C: an unfinished probe is not a result
+		}
+		results = append(results, r)
 	}
 	if save {
 		st, err := db.open(ctx, log)
@@ -74,10 +81,17 @@ func runProbe(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if asJSON {
-		return writeJSON(e.stdout, results)
+		if err := writeJSON(e.stdout, nonNilSlice(results)); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range results {
+			printProbe(e, r)
+		}
 	}
-	for _, r := range results {
-		printProbe(e, r)
+	if len(results) < len(urls) {
+		fmt.Fprintf(e.stderr, "interrupted: %d of %d URL(s) not probed\n", len(urls)-len(results), len(urls))
+		return errInterrupted
 	}
 	return nil
 }
