@@ -85,7 +85,7 @@ func BenchmarkCrawlGenerated(b *testing.B) {
 			b.Fatal(err)
 		}
 		opts := discover.Options{Fetch: fc, Store: st, Validator: v, Concurrency: 32,
-			Probe: discover.ProbeOptions{Mode: discover.ProbeAuto, Prober: probe.New(probe.Options{HTTP: fc.HTTPClient(), Fetch: fc})}}
+			Probe: discover.ProbeOptions{Mode: discover.ProbeAuto, Prober: probe.New(probe.Options{Fetch: fc})}}
 		b.StartTimer()
 
 		var sum discover.Summary
@@ -139,7 +139,7 @@ func BenchmarkProbe1000(b *testing.B) {
 	}
 	defer web.Close()
 	fc := clientFor(b, web, 15*time.Second)
-	p := probe.New(probe.Options{HTTP: fc.HTTPClient(), Fetch: fc})
+	p := probe.New(probe.Options{Fetch: fc})
 
 	for b.Loop() {
 		work := make(chan string)

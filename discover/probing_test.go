@@ -52,7 +52,7 @@ func TestProbePhase(t *testing.T) {
 	opts := w.options()
 	clock := func() time.Time { return now }
 	opts.Now = clock
-	opts.Probe = discover.ProbeOptions{Mode: discover.ProbeAuto, Prober: probe.New(probe.Options{HTTP: w.fetch.HTTPClient(), Fetch: w.fetch, Now: clock})}
+	opts.Probe = discover.ProbeOptions{Mode: discover.ProbeAuto, Prober: probe.New(probe.Options{Fetch: w.fetch, Now: clock})}
 
 	sum := w.crawl(context.Background(), opts, "a.example", "b.example")
 	if diff := cmp.Diff(map[string]int{"ok": 1}, sum.Probes); diff != "" {

@@ -160,7 +160,7 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains []string) (discove
 		return discover.Summary{}, usagef("--probe must be auto, always or never, not %q", s.flags.probeMode)
 	}
 	if s.flags.probeMode != discover.ProbeNever {
-		opts.Probe.Prober = probe.New(probe.Options{HTTP: s.client.HTTPClient(), Fetch: s.client,
+		opts.Probe.Prober = probe.New(probe.Options{Fetch: s.client,
 			ClientVersion: version, Logger: s.log})
 	}
 	if e.stderrTTY {

@@ -52,7 +52,7 @@ func runProbe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p := probe.New(probe.Options{HTTP: client.HTTPClient(), Fetch: client, ClientVersion: version, Logger: log})
+	p := probe.New(probe.Options{Fetch: client, ClientVersion: version, Logger: log})
 	var results []probe.Result
 	for _, u := range urls {
 		if ctx.Err() != nil {

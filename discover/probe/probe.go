@@ -93,12 +93,16 @@ const (
 
 // Options configures a Prober. Zero values take the defaults above.
 type Options struct {
-	// HTTP is the program's one client (fetch.Client.HTTPClient()). Its
-	// transport carries the SSRF guard, the per-host slot, the 15 s bound and
-	// the one retry after a dropped connection.
-	HTTP *http.Client
-	// Fetch gets OAuth metadata documents; nil skips those fetches.
+	// Fetch is the program's one client: it reads OAuth metadata documents
+	// and, unless HTTP is set, carries the probe's own requests, so the SSRF
+	// guard, the per-host slot, the 15 s bound and the one retry after a
+	// dropped connection apply. With both nil a guarded client with the
+	// defaults is built; never an unguarded one.
 	Fetch *fetch.Client
+	// HTTP overrides the client for the probe's own requests (tests); its
+	// transport must be a fetch.Client's. Defaults to Fetch.HTTPClient().
+	// With HTTP set and Fetch nil, metadata documents are not fetched.
+	HTTP *http.Client
 	// ClientName and ClientVersion fill clientInfo.
 	ClientName    string
 	ClientVersion string
@@ -136,7 +140,18 @@ type Prober struct {
 // http.DefaultClient, which is only sensible in tests.
 func New(opts Options) *Prober {
 	if opts.HTTP == nil {
-		opts.HTTP = http.DefaultClient
+		// Never fall back to an unguarded client: the program's fetch
+		// client, or a guarded one with the defaults.
+		if opts.Fetch == nil {
+			c, err := fetch.New(fetch.Options{Logger: opts.Logger})
+			if err != nil {
+				opts.HTTP = &http.Client{Transport: failingTransport{err}}
+			}
+			opts.Fetch = c
+		}
+		if opts.HTTP == nil {
+			opts.HTTP = opts.Fetch.HTTPClient()
+		}
 	}
 	if opts.ClientName == "" {
 		opts.ClientName = DefaultClientName
@@ -305,3 +320,9 @@ type AuthServerInfo struct {
 	PKCES256                 bool     `json:"pkceS256"`
 	ScopesSupported          []string `json:"scopesSupported,omitempty"`
 }
+
+// failingTransport answers every request with the error that kept a guarded
+// client from being built.
+type failingTransport struct{ err error }
+
+func (t failingTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, t.err }
