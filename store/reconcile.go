@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -144,11 +145,27 @@ type NamespaceRow struct {
 // SaveNamespaces upserts namespace rows. A row with CheckedAt "" (only
 // classified, not checked) never overwrites an earlier check's outcome.
 func (db *DB) SaveNamespaces(ctx context.Context, rows []NamespaceRow) error {
+	return db.saveNamespaces(ctx, rows, false)
+}
+
+// ReplaceNamespaces saves rows as SaveNamespaces does and, in the same
+// transaction, removes every other namespace: one no card a domain lists
+// and no Registry entry names any more is not a namespace to show.
+func (db *DB) ReplaceNamespaces(ctx context.Context, rows []NamespaceRow) error {
+	return db.saveNamespaces(ctx, rows, true)
+}
+
+func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, replace bool) error {
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("save namespaces: %w", err)
 	}
 	defer tx.Rollback()
+	if replace {
+		if err := deleteOtherNamespaces(ctx, tx, rows); err != nil {
+			return fmt.Errorf("save namespaces: %w", err)
+		}
+	}
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO namespaces (namespace, kind, domain, method, result, checked_at)
 VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (namespace) DO UPDATE SET kind = excluded.kind, domain = excluded.domain,
@@ -169,6 +186,40 @@ ON CONFLICT (namespace) DO UPDATE SET kind = excluded.kind, domain = excluded.do
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("save namespaces: %w", err)
+	}
+	return nil
+}
+
+// deleteOtherNamespaces removes the stored namespaces rows does not name.
+// Usually few go at a time, so they are found in Go and deleted one by one.
+func deleteOtherNamespaces(ctx context.Context, tx *sql.Tx, rows []NamespaceRow) error {
+	keep := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		keep[r.Namespace] = true
+	}
+	stored, err := tx.QueryContext(ctx, `SELECT namespace FROM namespaces`)
+	if err != nil {
+		return err
+	}
+	var gone []string
+	for stored.Next() {
+		var ns string
+		if err := stored.Scan(&ns); err != nil {
+			stored.Close()
+			return err
+		}
+		if !keep[ns] {
+			gone = append(gone, ns)
+		}
+	}
+	stored.Close()
+	if err := stored.Err(); err != nil {
+		return err
+	}
+	for _, ns := range gone {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM namespaces WHERE namespace = ?`, ns); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -37,3 +37,33 @@ func TestReconcileCardsOnlyActiveListings(t *testing.T) {
 		t.Errorf("cards (-want +got):\n%s", diff)
 	}
 }
+
+func TestReplaceNamespacesRemovesTheRest(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "n.db"), nil)
+	ctx := context.Background()
+	if err := db.SaveNamespaces(ctx, []store.NamespaceRow{
+		{Namespace: "com.example", Kind: "domain", Domain: "example.com", Method: "dns", Result: `{"method":"dns"}`, CheckedAt: "t1"},
+		{Namespace: "org.example", Kind: "domain", Domain: "example.org", Method: "none", CheckedAt: "t1"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// com.example is still named (only classified this time), org.example
+	// is not: its row goes, com.example keeps its earlier outcome.
+	if err := db.ReplaceNamespaces(ctx, []store.NamespaceRow{
+		{Namespace: "com.example", Kind: "domain", Domain: "example.com"},
+		{Namespace: "io.github.octo", Kind: "github", Method: "github", CheckedAt: "t2"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Namespaces(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.NamespaceRow{
+		{Namespace: "com.example", Kind: "domain", Domain: "example.com", Method: "dns", Result: `{"method":"dns"}`, CheckedAt: "t1"},
+		{Namespace: "io.github.octo", Kind: "github", Method: "github", Result: "{}", CheckedAt: "t2"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("namespaces (-want +got):\n%s", diff)
+	}
+}

@@ -23,6 +23,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/publicsuffix"
+
 	"github.com/cardcrawl/cardcrawl/discover/fetch"
 )
 
@@ -151,6 +153,11 @@ type HTTPCheck struct {
 	Error  string  `json:"error,omitempty"`
 	Proofs []Proof `json:"proofs,omitempty"`
 	Found  bool    `json:"found"` // a valid proof was served
+	// KeptFrom is set when a re-check failed transiently (timeout, 5xx,
+	// DNS, connect): this is then the outcome of the check made at
+	// KeptFrom, and RecheckError says why the re-check did not replace it.
+	KeptFrom     string `json:"keptFrom,omitempty"`
+	RecheckError string `json:"recheckError,omitempty"`
 }
 
 // DNSCheck is what one TXT lookup returned.
@@ -163,6 +170,10 @@ type DNSCheck struct {
 	// CoversSubdomains: the record sits at a parent of the namespace's
 	// domain, which the Registry's DNS method accepts.
 	CoversSubdomains bool `json:"coversSubdomains,omitempty"`
+	// KeptFrom and RecheckError: as in HTTPCheck, for a lookup that failed
+	// (timeout, SERVFAIL) where an earlier one had an answer.
+	KeptFrom     string `json:"keptFrom,omitempty"`
+	RecheckError string `json:"recheckError,omitempty"`
 }
 
 // GitHubCheck records what can be said about an io.github namespace.
@@ -208,7 +219,13 @@ type Options struct {
 	Resolver Resolver
 	// DNSTimeout bounds each lookup (default 5 s, the Registry's own).
 	DNSTimeout time.Duration
-	Logger     *slog.Logger
+	// MaxParentLookups caps the parents of a namespace's domain whose TXT
+	// records are read (default 4). Parents stop at the registrable domain
+	// (eTLD+1), never at or above a public suffix; when the chain is
+	// longer, the last lookup goes to the registrable domain, where keys
+	// are most often published.
+	MaxParentLookups int
+	Logger           *slog.Logger
 }
 
 // Checker runs namespace checks.
@@ -218,6 +235,9 @@ type Checker struct{ opts Options }
 func NewChecker(opts Options) *Checker {
 	if opts.DNSTimeout <= 0 {
 		opts.DNSTimeout = 5 * time.Second
+	}
+	if opts.MaxParentLookups <= 0 {
+		opts.MaxParentLookups = 4
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -278,24 +298,85 @@ func (c *Checker) Check(ctx context.Context, ns Namespace, repoURLs []string) Re
 		}
 	}
 	if c.opts.Resolver != nil {
-		names := append([]string{ns.Domain}, parents(ns.Domain)...)
-		dnsFound := false
-		for i, name := range names {
+		for i, name := range dnsNames(ns.Domain, c.opts.MaxParentLookups) {
 			d := c.checkDNS(ctx, name)
 			d.CoversSubdomains = i > 0
-			dnsFound = dnsFound || d.Found
 			r.DNS = append(r.DNS, d)
 		}
-		if dnsFound {
-			r.Methods = append(r.Methods, MethodDNS)
-		}
+	}
+	setMethods(&r)
+	c.opts.Logger.Debug("namespace checked", "namespace", ns.Name, "method", r.Method)
+	return r
+}
+
+// setMethods derives Methods and Method of a domain namespace from its
+// HTTP and DNS checks.
+func setMethods(r *Result) {
+	if r.Kind != KindDomain {
+		return
+	}
+	r.Methods = nil
+	if r.HTTP != nil && r.HTTP.Found {
+		r.Methods = append(r.Methods, MethodHTTP)
+	}
+	if slices.ContainsFunc(r.DNS, func(d DNSCheck) bool { return d.Found }) {
+		r.Methods = append(r.Methods, MethodDNS)
 	}
 	r.Method = MethodNone
 	if len(r.Methods) > 0 {
 		r.Method = r.Methods[0]
 	}
-	c.opts.Logger.Debug("namespace checked", "namespace", ns.Name, "method", r.Method)
-	return r
+}
+
+// transientHTTP reports whether an HTTP check failed in a way that says
+// nothing about the proof: the next attempt may well succeed.
+func transientHTTP(h *HTTPCheck) bool {
+	switch h.Class {
+	case fetch.ClassTimeout, fetch.ClassHTTP5xx, fetch.ClassHTTP429, fetch.ClassConnect, fetch.ClassDNS:
+		return true
+	}
+	return false
+}
+
+// Merge keeps, within a fresh check cur, the earlier outcome of every
+// method whose re-check failed transiently: a timeout or a 5xx today does
+// not erase a key found yesterday. The kept outcome is marked with when it
+// was seen (prevCheckedAt) and why it was not replaced. A definitive answer
+// (a 404, a record gone, NXDOMAIN) always replaces the earlier one.
+func Merge(prev Result, prevCheckedAt string, cur Result) Result {
+	if h, p := cur.HTTP, prev.HTTP; h != nil && p != nil && h.URL == p.URL && transientHTTP(h) && !transientHTTP(p) {
+		kept := *p
+		if kept.KeptFrom == "" {
+			kept.KeptFrom = prevCheckedAt
+		}
+		kept.RecheckError = h.Error
+		if kept.RecheckError == "" {
+			kept.RecheckError = h.Class
+		}
+		cur.HTTP = &kept
+	}
+	if len(cur.DNS) > 0 && len(prev.DNS) > 0 {
+		before := make(map[string]DNSCheck, len(prev.DNS))
+		for _, d := range prev.DNS {
+			before[d.Name] = d
+		}
+		dns := slices.Clone(cur.DNS)
+		for i, d := range dns {
+			p, ok := before[d.Name]
+			if !ok || d.Error == "" || p.Error != "" {
+				continue
+			}
+			kept := p
+			if kept.KeptFrom == "" {
+				kept.KeptFrom = prevCheckedAt
+			}
+			kept.RecheckError, kept.CoversSubdomains = d.Error, d.CoversSubdomains
+			dns[i] = kept
+		}
+		cur.DNS = dns
+	}
+	setMethods(&cur)
+	return cur
 }
 
 func (c *Checker) checkHTTP(ctx context.Context, domain string) *HTTPCheck {
@@ -346,15 +427,28 @@ func (c *Checker) checkDNS(ctx context.Context, name string) DNSCheck {
 	return d
 }
 
-// parents lists the parent domains with at least two labels, nearest first.
-func parents(d string) []string {
-	var out []string
-	for {
+// dnsNames lists where to look for TXT proofs: the domain, then at most
+// maxParents of its parents, nearest first, down to its registrable domain
+// (eTLD+1) and never at or above a public suffix, whose records nobody who
+// owns a domain below it controls. When the chain is longer, the last slot
+// goes to the registrable domain. A domain that is itself a public suffix
+// gets no lookups.
+func dnsNames(domain string, maxParents int) []string {
+	top, err := publicsuffix.EffectiveTLDPlusOne(domain)
+	if err != nil {
+		return nil
+	}
+	names := []string{domain}
+	for d := domain; d != top; {
 		_, rest, ok := strings.Cut(d, ".")
-		if !ok || !strings.Contains(rest, ".") {
-			return out
+		if !ok {
+			break
 		}
-		out = append(out, rest)
+		names = append(names, rest)
 		d = rest
 	}
+	if len(names) > 1+maxParents {
+		names = append(names[:maxParents], top)
+	}
+	return names
 }

@@ -6,14 +6,18 @@ import (
 	"crypto/elliptic"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -299,5 +303,220 @@ func TestCheckInvalidNamespaceStaysOffline(t *testing.T) {
 	}
 	if len(n.calls) != 0 {
 		t.Errorf("network calls for invalid namespaces: %q", n.calls)
+	}
+}
+
+// scriptedNet answers HTTP proofs and TXT lookups from fields the test
+// changes between runs.
+type scriptedNet struct {
+	mu     sync.Mutex
+	status int
+	class  string
+	body   string
+	txt    []string
+	txtErr error
+}
+
+func (s *scriptedNet) Get(_ context.Context, r fetch.Request) *fetch.Response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	resp := &fetch.Response{Status: s.status, Class: s.class, Body: []byte(s.body)}
+	if s.class != "" {
+		resp.Err = errors.New("failed: " + s.class)
+	}
+	return resp
+}
+
+func (s *scriptedNet) LookupTXT(_ context.Context, name string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if name != "example.com" {
+		return nil, &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
+	}
+	return s.txt, s.txtErr
+}
+
+func openDB(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "n.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestRunKeepsOutcomeOnTransientFailure: a timeout or a 5xx on re-check
+// does not overwrite a key found earlier; a definitive answer does.
+func TestRunKeepsOutcomeOnTransientFailure(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: "https://registry.example", Entries: []store.RegistryEntry{
+		{Name: "com.example/a", Version: "1", ReportedLatest: true, ServerJSON: `{"name":"com.example/a","version":"1"}`},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	n := &scriptedNet{status: 200, body: "v=MCPv1; k=ed25519; p=" + edKey(), txt: []string{"v=MCPv1; k=ed25519; p=" + edKey()}}
+	stamp := "t1"
+	run := func() namespace.Result {
+		t.Helper()
+		res, err := namespace.Run(ctx, db, namespace.RunOptions{Checker: namespace.NewChecker(namespace.Options{HTTP: n, Resolver: n}),
+			Now: func() string { return stamp }})
+		if err != nil || len(res) != 1 {
+			t.Fatalf("Run = %+v, %v", res, err)
+		}
+		return res[0]
+	}
+	if r := run(); r.Method != "http" || !slices.Equal(r.Methods, []string{"http", "dns"}) {
+		t.Fatalf("first check = %+v", r)
+	}
+	stamp = "t2"
+	n.status, n.class, n.body = 503, fetch.ClassHTTP5xx, ""
+	n.txt, n.txtErr = nil, &net.DNSError{Err: "server misbehaving", Name: "example.com", IsTemporary: true}
+	r := run()
+	if r.Method != "http" || !slices.Equal(r.Methods, []string{"http", "dns"}) {
+		t.Errorf("after transient failures: method %q %v, want the earlier http and dns kept", r.Method, r.Methods)
+	}
+	if r.HTTP == nil || !r.HTTP.Found || r.HTTP.KeptFrom != "t1" || !strings.Contains(r.HTTP.RecheckError, "http_5xx") {
+		t.Errorf("http = %+v, want the t1 outcome with the re-check failure", r.HTTP)
+	}
+	if len(r.DNS) != 1 || !r.DNS[0].Found || r.DNS[0].KeptFrom != "t1" || !strings.Contains(r.DNS[0].RecheckError, "server misbehaving") {
+		t.Errorf("dns = %+v, want the t1 outcome with the re-check failure", r.DNS)
+	}
+	rows, _ := db.Namespaces(ctx)
+	if len(rows) != 1 || rows[0].Method != "http" || rows[0].CheckedAt != "t2" {
+		t.Errorf("stored = %+v", rows)
+	}
+	// Definitive answers: the key is gone from both places.
+	stamp = "t3"
+	n.status, n.class = 404, fetch.ClassHTTP404
+	n.txt, n.txtErr = []string{"v=spf1 -all"}, nil
+	if r := run(); r.Method != "none" || r.HTTP.KeptFrom != "" || r.DNS[0].KeptFrom != "" {
+		t.Errorf("after definitive answers = %+v, want method none and nothing kept", r)
+	}
+}
+
+// TestRunRemovesNamespacesNoLongerNamed: a namespace whose only card is no
+// longer listed by any domain leaves the table.
+func TestRunRemovesNamespacesNoLongerNamed(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	for _, q := range []string{
+		`INSERT INTO cards (key, sha256, grade, json, first_seen, last_seen, changed_at) VALUES
+			('https://a.example/card', 'x', 'conformant', '{"name":"org.example/x"}', 'now', 'now', 'now')`,
+		`INSERT INTO listings (domain, catalog_url, identifier, card_key, remote_norm, first_seen, last_seen) VALUES
+			('a.example', 'https://a.example/c', 'i', 'https://a.example/card', '', 'now', 'now')`,
+	} {
+		if _, err := db.SQL().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: "https://registry.example", Entries: []store.RegistryEntry{
+		{Name: "io.github.octo/b", Version: "1", ReportedLatest: true, ServerJSON: `{"name":"io.github.octo/b","version":"1"}`},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	names := func() []string {
+		t.Helper()
+		if _, err := namespace.Run(ctx, db, namespace.RunOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.Namespaces(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range rows {
+			out = append(out, r.Namespace)
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{"io.github.octo", "org.example"}, names()); diff != "" {
+		t.Errorf("before (-want +got):\n%s", diff)
+	}
+	if _, err := db.SQL().Exec(`UPDATE listings SET active = 0`); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"io.github.octo"}, names()); diff != "" {
+		t.Errorf("after the card's listing was retired (-want +got):\n%s", diff)
+	}
+}
+
+// TestCheckTXTNames: lookups walk parents nearest first, at most four,
+// the last one the registrable domain, never a public suffix.
+func TestCheckTXTNames(t *testing.T) {
+	tests := []struct {
+		ns   string
+		want []string
+	}{
+		{"com.example", []string{"TXT example.com"}},
+		{"uk.co.example.shop", []string{"TXT shop.example.co.uk", "TXT example.co.uk"}},
+		{"com.example.a.b.c.d.e", []string{"TXT e.d.c.b.a.example.com", "TXT d.c.b.a.example.com", "TXT c.b.a.example.com",
+			"TXT b.a.example.com", "TXT example.com"}},
+		{"io.github", nil}, // github.io is a public suffix
+		{"uk.co", nil},     // so is co.uk
+	}
+	for _, tt := range tests {
+		t.Run(tt.ns, func(t *testing.T) {
+			n := &countingNet{}
+			namespace.NewChecker(namespace.Options{Resolver: n}).Check(context.Background(), namespace.Classify(tt.ns), nil)
+			if diff := cmp.Diff(tt.want, n.calls); diff != "" {
+				t.Errorf("lookups (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// gatedNet holds every HTTP check until limit of them are in flight at
+// once, recording the most seen; a strictly sequential Run would never
+// open the gate and fail at the test's deadline.
+type gatedNet struct {
+	mu             sync.Mutex
+	inFlight, most int
+	limit          int
+	open           chan struct{}
+	opened         bool
+}
+
+func (g *gatedNet) Get(ctx context.Context, r fetch.Request) *fetch.Response {
+	g.mu.Lock()
+	g.inFlight++
+	g.most = max(g.most, g.inFlight)
+	if g.inFlight == g.limit && g.most == g.limit && !g.opened {
+		g.opened = true
+		close(g.open)
+	}
+	g.mu.Unlock()
+	defer func() { g.mu.Lock(); g.inFlight--; g.mu.Unlock() }()
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+	}
+	return &fetch.Response{Status: 404, Class: fetch.ClassHTTP404}
+}
+
+func TestRunChecksConcurrently(t *testing.T) {
+	ctx := context.Background()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-time.Second))
+		defer cancel()
+	}
+	db := openDB(t)
+	var entries []store.RegistryEntry
+	for i := range 20 {
+		name := fmt.Sprintf("com.example%02d/x", i)
+		entries = append(entries, store.RegistryEntry{Name: name, Version: "1", ReportedLatest: true, ServerJSON: `{"name":"` + name + `","version":"1"}`})
+	}
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: "https://registry.example", Entries: entries}); err != nil {
+		t.Fatal(err)
+	}
+	g := &gatedNet{limit: 8, open: make(chan struct{})}
+	res, err := namespace.Run(ctx, db, namespace.RunOptions{Checker: namespace.NewChecker(namespace.Options{HTTP: g}), Concurrency: 8})
+	if err != nil || len(res) != 20 {
+		t.Fatalf("Run = %d results, %v", len(res), err)
+	}
+	if g.most != 8 {
+		t.Errorf("at most %d checks in flight, want 8", g.most)
 	}
 }
