@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -27,8 +28,11 @@ func runNamespaces(ctx context.Context, e *env, args []string) error {
 		"proven to the Registry, and what was found: an HTTP key at /.well-known/mcp-registry-auth",
 		"(that domain only), a DNS TXT key at the domain or a parent (covers subdomains), or a GitHub",
 		"login (io.github.<account>; not re-checkable from outside, so the repository owner is",
-		"compared instead). --check runs the HTTP and DNS lookups; without it the last results are shown.",
-		"A key found shows the domain opted in, not that its holder published a given entry."))
+		"compared instead). Domain namespaces stay unchecked until --check runs the HTTP and DNS lookups",
+		"(8 namespaces at a time; TXT at the domain and at most 4 parents, never a public suffix);",
+		"without --check the last results are shown. A re-check that fails transiently (timeout, 5xx,",
+		"DNS error) keeps the earlier outcome and says so. A key found shows the domain opted in, not",
+		"that its holder published a given entry."))
 	var (
 		db     dbFlags
 		lf     logFlags
@@ -62,10 +66,13 @@ func runNamespaces(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	if _, err := namespace.Run(ctx, st, opts); err != nil {
-		return err
+	_, runErr := namespace.Run(ctx, st, opts)
+	interrupted := runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err())
+	if runErr != nil && !interrupted {
+		return runErr
 	}
-	rows, err := st.Namespaces(ctx)
+	// After Ctrl-C, what was checked is stored: show it, then say so.
+	rows, err := st.Namespaces(context.WithoutCancel(ctx))
 	if err != nil {
 		return err
 	}
@@ -79,18 +86,38 @@ func runNamespaces(ctx context.Context, e *env, args []string) error {
 		recs = append(recs, rec)
 	}
 	if asJSON {
-		return writeJSON(e.stdout, recs)
+		if err := writeJSON(e.stdout, recs); err != nil {
+			return err
+		}
+	} else if err := printNamespaces(e, recs); err != nil {
+		return err
 	}
+	if interrupted {
+		fmt.Fprintf(e.stderr, "cardcrawl: %v; run the same command again to check the rest\n", runErr)
+		return errInterrupted
+	}
+	return nil
+}
+
+func printNamespaces(e *env, recs []namespaceRecord) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAMESPACE\tKIND\tMETHOD\tFOUND")
+	fmt.Fprintln(tw, "NAMESPACE\tKIND\tMETHOD\tCHECKED\tFOUND")
+	unchecked := 0
 	for _, r := range recs {
 		method := r.Method
-		if method == "" {
+		if r.Kind == namespace.KindDomain && r.CheckedAt == "" {
 			method = "unchecked"
+			unchecked++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Namespace.Name, r.Kind, method, truncate(namespaceSummary(r.Result), 110))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Namespace.Name, r.Kind, method, dash(r.CheckedAt), truncate(namespaceSummary(r.Result), 110))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if unchecked > 0 {
+		fmt.Fprintf(e.stdout, "\n%d domain namespaces are unchecked: no HTTP or DNS lookup has run for them yet. Run 'cardcrawl namespaces --check'.\n", unchecked)
+	}
+	return nil
 }
 
 // namespaceSummary says in one line what a check saw.
@@ -102,6 +129,8 @@ func namespaceSummary(r namespace.Result) string {
 	}
 	if h := r.HTTP; h != nil {
 		switch {
+		case h.Found && h.KeptFrom != "":
+			parts = append(parts, "HTTP key "+h.Proofs[0].Algorithm+" (seen "+h.KeptFrom+"; re-check failed: "+h.RecheckError+")")
 		case h.Found:
 			parts = append(parts, "HTTP key "+h.Proofs[0].Algorithm)
 		case h.Class != "":
@@ -111,11 +140,15 @@ func namespaceSummary(r namespace.Result) string {
 		}
 	}
 	for _, d := range r.DNS {
+		kept := ""
+		if d.KeptFrom != "" {
+			kept = " (seen " + d.KeptFrom + "; re-check failed: " + d.RecheckError + ")"
+		}
 		switch {
 		case d.Found && d.CoversSubdomains:
-			parts = append(parts, "TXT key at parent "+d.Name)
+			parts = append(parts, "TXT key at parent "+d.Name+kept)
 		case d.Found:
-			parts = append(parts, "TXT key at "+d.Name)
+			parts = append(parts, "TXT key at "+d.Name+kept)
 		case len(d.Proofs) > 0:
 			parts = append(parts, "unusable TXT record at "+d.Name+": "+d.Proofs[0].Problem)
 		case d.Error != "":
@@ -127,7 +160,7 @@ func namespaceSummary(r namespace.Result) string {
 			return r.Note
 		}
 		if r.Kind == namespace.KindDomain && r.Method == "" {
-			return "run with --check"
+			return "not checked yet (run with --check)"
 		}
 		return "nothing found"
 	}

@@ -90,7 +90,8 @@ func TestRegistrySyncDiffNamespaces(t *testing.T) {
 		t.Fatalf("namespaces exit %d: %s", code, stderr)
 	}
 	squeezed := strings.Join(strings.Fields(stdout), " ")
-	for _, want := range []string{"com.example domain unchecked", "io.github.octo github github", "1 of 1 repositories under octo"} {
+	for _, want := range []string{"com.example domain unchecked - not checked yet (run with --check)", "io.github.octo github github",
+		"1 of 1 repositories under octo", "1 domain namespaces are unchecked: no HTTP or DNS lookup has run for them yet."} {
 		if !strings.Contains(squeezed, want) {
 			t.Errorf("namespaces output lacks %q:\n%s", want, stdout)
 		}
