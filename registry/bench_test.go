@@ -1,11 +1,17 @@
 package registry_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net/url"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
 	"github.com/cardcrawl/cardcrawl/registry"
 	"github.com/cardcrawl/cardcrawl/registry/registrytest"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -21,13 +27,60 @@ func loadN(b *testing.B, e *env, n int) {
 	}
 }
 
-// BenchmarkSync20000 is a full sweep of 20,000 versions from the local
-// double into a fresh SQLite file, rate cap off.
+// loadRealistic loads n copies of the first seed entry (a real, 1.6 KB
+// server.json with packages, icons and environment variables), each under
+// its own name.
+func loadRealistic(b *testing.B, e *env, n int) {
+	b.Helper()
+	var seed bytes.Buffer
+	if err := json.Compact(&seed, seedServers(b)[0]); err != nil {
+		b.Fatal(err)
+	}
+	const name = `"name":"io.github.domdomegg/airtable-mcp-server"`
+	if !bytes.Contains(seed.Bytes(), []byte(name)) {
+		b.Fatalf("seed entry lacks %s", name)
+	}
+	t := e.clock.Now().Add(-24 * time.Hour)
+	for i := range n {
+		s := bytes.Replace(seed.Bytes(), []byte(name), fmt.Appendf(nil, `"name":"io.github.domdomegg/airtable-mcp-server-%05d"`, i), 1)
+		if err := e.double.Load(s, registrytest.Official{Status: "active", StatusChangedAt: t, PublishedAt: t, UpdatedAt: t, IsLatest: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// fetchClient is the program's guarded client reaching the double as
+// registry.example.com through ConnectTo, as 'registry sync --connect-to'
+// does: TLS, the guard and its per-host slot all take part.
+func fetchClient(b *testing.B, e *env) *registry.Client {
+	b.Helper()
+	u, err := url.Parse(e.srv.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(e.srv.Certificate())
+	fc, err := fetch.New(fetch.Options{ConnectTo: []fetch.ConnectTo{{FromHost: "registry.example.com", ToHost: u.Hostname(), ToPort: u.Port()}},
+		RootCAs: pool})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := registry.NewClient(registry.ClientOptions{BaseURL: "https://registry.example.com", HTTPClient: fc.HTTPClient(),
+		RequestsPerSecond: -1, Sleep: e.sleeper.Sleep, Now: e.clock.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// BenchmarkSync20000 is a full sweep of 20,000 realistic versions (the
+// seed entry's shape, 1.6 KB each) from the local double, through the
+// program's fetch client over TLS, into a fresh SQLite file, rate cap off.
 func BenchmarkSync20000(b *testing.B) {
 	const n = 20000
 	e := newEnv(b)
-	loadN(b, e, n)
-	c := e.client(b, nil)
+	loadRealistic(b, e, n)
+	c := fetchClient(b, e)
 	val := validator(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -38,7 +91,7 @@ func BenchmarkSync20000(b *testing.B) {
 		}
 		b.StartTimer()
 		res, err := registry.Sync(context.Background(), registry.SyncOptions{Client: c, Store: db, Validator: val, Now: e.clock.Now})
-		if err != nil || res.Entries != n {
+		if err != nil || res.Entries != n || res.Invalid != 0 {
 			b.Fatalf("sync = %+v, %v", res, err)
 		}
 		b.StopTimer()

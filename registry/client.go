@@ -168,6 +168,10 @@ type Response struct {
 
 // ListServers fetches one page of GET /v0.1/servers.
 func (c *Client) ListServers(ctx context.Context, q ListQuery) (*Response, error) {
+	return c.getPage(ctx, "/v0.1/servers", q.values())
+}
+
+func (q ListQuery) values() url.Values {
 	v := url.Values{}
 	limit := q.Limit
 	if limit <= 0 || limit > PageLimit {
@@ -189,7 +193,7 @@ func (c *Client) ListServers(ctx context.Context, q ListQuery) (*Response, error
 	if q.Search != "" {
 		v.Set("search", q.Search)
 	}
-	return c.getPage(ctx, "/v0.1/servers", v)
+	return v
 }
 
 // Versions fetches every version of one server (the endpoint does not
@@ -199,6 +203,30 @@ func (c *Client) Versions(ctx context.Context, name string) (*Response, error) {
 }
 
 func (c *Client) getPage(ctx context.Context, path string, q url.Values) (*Response, error) {
+	raw, err := c.getRaw(ctx, path, q)
+	if err != nil {
+		return nil, err
+	}
+	return raw.parse(), nil
+}
+
+// rawResponse is a fetched page whose entries are not parsed yet.
+type rawResponse struct {
+	rawPage
+	date time.Time
+	url  string
+}
+
+func (r *rawResponse) parse() *Response {
+	return &Response{Page: r.rawPage.parse(), Date: r.date, URL: r.url}
+}
+
+// listRaw is ListServers without parsing the entries.
+func (c *Client) listRaw(ctx context.Context, q ListQuery) (*rawResponse, error) {
+	return c.getRaw(ctx, "/v0.1/servers", q.values())
+}
+
+func (c *Client) getRaw(ctx context.Context, path string, q url.Values) (*rawResponse, error) {
 	u := *c.base
 	// RawPath keeps %2F in names; Path alone would re-escape or decode it.
 	u.RawPath = strings.TrimRight(c.base.EscapedPath(), "/") + path
@@ -212,13 +240,13 @@ func (c *Client) getPage(ctx context.Context, path string, q url.Values) (*Respo
 	if err != nil {
 		return nil, err
 	}
-	page, err := ParseListPage(body)
+	page, err := parseEnvelope(body)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", u.String(), err)
 	}
-	r := &Response{Page: page, URL: u.String()}
+	r := &rawResponse{rawPage: page, url: u.String()}
 	if d, err := http.ParseTime(hdr.Get("Date")); err == nil {
-		r.Date = d.UTC()
+		r.date = d.UTC()
 	}
 	return r, nil
 }

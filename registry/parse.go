@@ -35,27 +35,49 @@ type envelope struct {
 // the envelope is an error; an entry that cannot be used is a finding and is
 // skipped, so one bad entry never costs the rest of the page.
 func ParseListPage(body []byte) (Page, error) {
+	raw, err := parseEnvelope(body)
+	if err != nil {
+		return Page{}, err
+	}
+	return raw.parse(), nil
+}
+
+// rawPage is a list response whose entries are not parsed yet: reading the
+// envelope alone yields the next cursor, so the sync can ask for the next
+// page while this one's entries are parsed and validated elsewhere.
+type rawPage struct {
+	servers    []json.RawMessage
+	nextCursor string
+	count      int
+}
+
+func parseEnvelope(body []byte) (rawPage, error) {
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
-		return Page{}, fmt.Errorf("parse server list: %w", err)
+		return rawPage{}, fmt.Errorf("parse server list: %w", err)
 	}
 	if env.Servers == nil {
-		return Page{}, fmt.Errorf("parse server list: %w (no \"servers\" array)", ErrNotEnvelope)
+		return rawPage{}, fmt.Errorf("parse server list: %w (no \"servers\" array)", ErrNotEnvelope)
 	}
-	var p Page
+	r := rawPage{servers: *env.Servers}
 	if env.Metadata != nil {
-		p.NextCursor = env.Metadata.NextCursor
-		p.Count = env.Metadata.Count
+		r.nextCursor = env.Metadata.NextCursor
+		r.count = env.Metadata.Count
 	}
-	p.Entries = make([]Entry, 0, len(*env.Servers))
-	for i, raw := range *env.Servers {
+	return r, nil
+}
+
+// parse reads every entry of the page.
+func (r rawPage) parse() Page {
+	p := Page{NextCursor: r.nextCursor, Count: r.count, Entries: make([]Entry, 0, len(r.servers))}
+	for i, raw := range r.servers {
 		path := "/servers/" + strconv.Itoa(i)
 		e, ok := parseResponse(raw, path, &p.Findings)
 		if ok {
 			p.Entries = append(p.Entries, e)
 		}
 	}
-	return p, nil
+	return p
 }
 
 // ParseDump parses an offline dump: either a v0.1 list envelope (its

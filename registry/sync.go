@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
@@ -39,6 +41,9 @@ type SyncOptions struct {
 	Full bool
 	// MaxPages caps one sweep (default 10,000 pages, a million versions).
 	MaxPages int
+	// Workers parse and validate pages in parallel while the next page is
+	// fetched (default GOMAXPROCS, at most 8).
+	Workers int
 	// SafetyMargin is subtracted from the sweep's start time to form the
 	// next watermark, covering clock skew and rows written mid-sweep
 	// (default 5 minutes).
@@ -81,6 +86,9 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 	if opts.MaxPages <= 0 {
 		opts.MaxPages = 10000
 	}
+	if opts.Workers <= 0 {
+		opts.Workers = min(runtime.GOMAXPROCS(0), 8)
+	}
 	if opts.SafetyMargin == 0 {
 		opts.SafetyMargin = 5 * time.Minute
 	}
@@ -122,11 +130,12 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 		}
 		return res, fmt.Errorf("sync %s: %w", source, err)
 	}
-	// Fetching (with parsing and validation) runs one page ahead of the
-	// writer, so the network and SQLite overlap. Still one request at a
-	// time: the fetcher is the only user of the client.
+	// A pipeline: the fetcher reads only each page's envelope (enough for
+	// the next cursor) and sends the next request at once; Workers parse
+	// and validate pages in parallel; this loop writes them in page order.
+	// Still one request at a time: the fetcher is the client's only user.
 	fctx, cancel := context.WithCancel(ctx)
-	pages := make(chan fetched, 1)
+	pages := make(chan chan fetched, opts.Workers+1)
 	go fetchPages(fctx, opts, st, pages)
 	defer func() {
 		cancel()
@@ -142,7 +151,8 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 	interrupted := func() (SyncResult, error) {
 		return fail(fmt.Errorf("interrupted after %d pages: %w; progress is kept and the next sync resumes", res.Pages, ctx.Err()))
 	}
-	for f := range pages {
+	for pc := range pages {
+		f := <-pc
 		if f.err != nil {
 			if ctx.Err() != nil {
 				return interrupted()
@@ -242,36 +252,63 @@ type fetched struct {
 	err     error
 }
 
-// fetchPages follows the cursor from st, sending each page (or the error
-// that stopped it) in order. It stops after the last page, before a
-// repeated cursor, at the page cap, or when ctx ends.
-func fetchPages(ctx context.Context, opts SyncOptions, st store.RegistrySyncState, out chan<- fetched) {
+type parseJob struct {
+	raw *rawResponse
+	out chan<- fetched // buffered: the worker never blocks on it
+}
+
+// fetchPages follows the cursor from st. For each page it sends out, in
+// page order, a channel that will carry the parsed page (or the error that
+// stopped the sweep), and hands the page to a parse worker. It stops after
+// the last page, before a repeated cursor, at the page cap, or when ctx
+// ends; the workers are done before out is closed.
+func fetchPages(ctx context.Context, opts SyncOptions, st store.RegistrySyncState, out chan<- chan fetched) {
+	jobs := make(chan parseJob)
+	var wg sync.WaitGroup
+	for range opts.Workers {
+		wg.Go(func() {
+			for j := range jobs {
+				resp := j.raw.parse()
+				rows, invalid := toRows(resp.Entries, opts.Validator)
+				j.out <- fetched{resp: resp, rows: rows, invalid: invalid}
+			}
+		})
+	}
 	defer close(out)
-	send := func(f fetched) bool {
+	defer wg.Wait()
+	defer close(jobs)
+	sendErr := func(err error) {
+		pc := make(chan fetched, 1)
+		pc <- fetched{err: err}
 		select {
-		case out <- f:
-			return true
+		case out <- pc:
 		case <-ctx.Done():
-			return false
 		}
 	}
 	cursor := st.Cursor
 	seen := map[string]bool{cursor: true}
 	for pages := 0; ; pages++ {
 		if pages >= opts.MaxPages {
-			send(fetched{err: fmt.Errorf("%w (%d pages)", ErrPageCap, opts.MaxPages)})
+			sendErr(fmt.Errorf("%w (%d pages)", ErrPageCap, opts.MaxPages))
 			return
 		}
-		resp, err := opts.Client.ListServers(ctx, ListQuery{Cursor: cursor, UpdatedSince: st.SweepSince, IncludeDeleted: true})
+		raw, err := opts.Client.listRaw(ctx, ListQuery{Cursor: cursor, UpdatedSince: st.SweepSince, IncludeDeleted: true})
 		if err != nil {
-			send(fetched{err: err})
+			sendErr(err)
 			return
 		}
-		rows, invalid := toRows(resp.Entries, opts.Validator)
-		if !send(fetched{resp: resp, rows: rows, invalid: invalid}) {
+		pc := make(chan fetched, 1)
+		select {
+		case jobs <- parseJob{raw: raw, out: pc}:
+		case <-ctx.Done():
 			return
 		}
-		next := resp.NextCursor
+		select {
+		case out <- pc:
+		case <-ctx.Done():
+			return
+		}
+		next := raw.nextCursor
 		if next == "" || seen[next] {
 			return
 		}
