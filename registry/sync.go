@@ -55,15 +55,18 @@ type SyncOptions struct {
 
 // SyncResult says what one Sync did.
 type SyncResult struct {
-	Source    string `json:"source"`
-	Kind      string `json:"kind"` // full or delta
-	Since     string `json:"since,omitempty"`
-	Resumed   bool   `json:"resumed"`
-	Pages     int    `json:"pages"`
-	Entries   int    `json:"entries"`
-	Invalid   int    `json:"invalid"` // entries with at least one error finding
-	Complete  bool   `json:"complete"`
-	Watermark string `json:"watermark,omitempty"`
+	Source  string `json:"source"`
+	Kind    string `json:"kind"` // full or delta
+	Since   string `json:"since,omitempty"`
+	Resumed bool   `json:"resumed"`
+	Pages   int    `json:"pages"`
+	Entries int    `json:"entries"`
+	Invalid int    `json:"invalid"` // entries with at least one error finding
+	// InvalidNames are the first MaxInvalidNames of them, "name@version",
+	// so a user sees which without querying ('registry entries --invalid').
+	InvalidNames []string `json:"invalidNames,omitempty"`
+	Complete     bool     `json:"complete"`
+	Watermark    string   `json:"watermark,omitempty"`
 	// Findings are about entries skipped while reading pages.
 	Findings finding.List `json:"findings,omitempty"`
 }
@@ -179,7 +182,7 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 				return fail(fmt.Errorf("page %d: %w; not a temporary failure: the pages before it are kept, but the next sync stops here again unless the registry changes ('--full' starts over)", page, f.err))
 			}
 		}
-		resp, entries, invalid := f.resp, f.rows, f.invalid
+		resp, entries, invalid := f.resp, f.rows, len(f.invalid)
 		prev := st // what is stored if this page's write fails
 		if st.SweepStartedAt == "" {
 			started := resp.Date
@@ -223,6 +226,7 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 		res.Pages++
 		res.Entries += len(entries)
 		res.Invalid += invalid
+		res.noteInvalid(f.invalid)
 		if repeat {
 			return res, fmt.Errorf("sync %s: %w %q after %d pages; stored entries are kept", source, ErrCursorRepeat, next, res.Pages)
 		}
@@ -248,7 +252,7 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 type fetched struct {
 	resp    *Response
 	rows    []store.RegistryEntry
-	invalid int
+	invalid []string // name@version of entries with error findings
 	err     error
 }
 
@@ -350,6 +354,7 @@ func ImportDump(ctx context.Context, opts ImportOptions, body []byte) (SyncResul
 		}
 	}
 	rows, invalid := toRows(entries, opts.Validator)
+	res.noteInvalid(invalid)
 	for start := 0; start < len(rows); start += opts.BatchSize {
 		batch := rows[start:min(start+opts.BatchSize, len(rows))]
 		if err := opts.Store.WriteRegistry(ctx, store.RegistryWrite{Source: opts.Source, Entries: batch, PickLatest: PickLatest}); err != nil {
@@ -357,7 +362,7 @@ func ImportDump(ctx context.Context, opts ImportOptions, body []byte) (SyncResul
 		}
 		res.Entries += len(batch)
 	}
-	res.Invalid = invalid
+	res.Invalid = len(invalid)
 	res.Complete = true
 	return res, nil
 }
@@ -369,14 +374,27 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// toRows turns parsed entries into store rows, validating each.
-func toRows(entries []Entry, v *Validator) ([]store.RegistryEntry, int) {
+// MaxInvalidNames caps SyncResult.InvalidNames.
+const MaxInvalidNames = 10
+
+func (r *SyncResult) noteInvalid(names []string) {
+	for _, n := range names {
+		if len(r.InvalidNames) >= MaxInvalidNames {
+			return
+		}
+		r.InvalidNames = append(r.InvalidNames, n)
+	}
+}
+
+// toRows turns parsed entries into store rows, validating each; it also
+// names the entries with error findings.
+func toRows(entries []Entry, v *Validator) ([]store.RegistryEntry, []string) {
 	rows := make([]store.RegistryEntry, 0, len(entries))
-	invalid := 0
+	var invalid []string
 	for _, e := range entries {
 		fl := v.Validate(e.Raw)
 		if fl.HasError() {
-			invalid++
+			invalid = append(invalid, e.Server.Name+"@"+e.Server.Version)
 		}
 		findings := "[]"
 		if len(fl) > 0 {

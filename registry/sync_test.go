@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -330,6 +331,9 @@ func TestSyncStoresFindingsForOldSchemas(t *testing.T) {
 	if res.Entries != 3 || res.Invalid != 2 {
 		t.Errorf("entries %d invalid %d, want 3 and 2", res.Entries, res.Invalid)
 	}
+	if diff := cmp.Diff([]string{"com.example/long@1.0.0", "com.example/none@1.0.0"}, res.InvalidNames); diff != "" {
+		t.Errorf("invalid names (-want +got):\n%s", diff)
+	}
 	es, err := e.db.RegistryEntries(context.Background(), store.RegistryFilter{})
 	if err != nil {
 		t.Fatal(err)
@@ -549,5 +553,21 @@ func TestSyncPermanentFailureSaysSo(t *testing.T) {
 	_, err := e.sync(t, e.client(t, nil), nil)
 	if err == nil || strings.Contains(err.Error(), "resumes") || !strings.Contains(err.Error(), "not a temporary failure") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestSyncNamesAtMostTenInvalidEntries(t *testing.T) {
+	e := newEnv(t)
+	for i := range 12 {
+		if err := e.double.Publish(json.RawMessage(fmt.Sprintf(`{"name":"com.example/n%02d","description":"d","version":"1.0.0"}`, i)), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := e.sync(t, e.client(t, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Invalid != 12 || len(res.InvalidNames) != registry.MaxInvalidNames || res.InvalidNames[9] != "com.example/n09@1.0.0" {
+		t.Errorf("invalid %d, names %q; want 12 and the first 10", res.Invalid, res.InvalidNames)
 	}
 }
