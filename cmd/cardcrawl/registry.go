@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
+	"text/tabwriter"
 
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/registry"
 	"github.com/cardcrawl/cardcrawl/registry/namespace"
 	"github.com/cardcrawl/cardcrawl/registry/reconcile"
@@ -15,7 +19,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "registry", summary: "mirror the MCP Registry (registry sync)", run: runRegistry})
+	register(&command{name: "registry", summary: "mirror the MCP Registry (registry sync) and list what is stored (registry entries)", run: runRegistry})
 }
 
 // registrySyncReport is the --json output of `registry sync`.
@@ -34,22 +38,26 @@ type reconcileCounts struct {
 func runRegistry(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(e.stdout, joinLines(
-			"Usage: cardcrawl registry sync [flags]",
+			"Usage: cardcrawl registry <sync|entries> [flags]",
 			"",
 			"Subcommands:",
-			"  sync   mirror every server version of the MCP Registry (or a subregistry) into the database",
+			"  sync      mirror every server version of the MCP Registry (or a subregistry) into the database",
+			"  entries   list stored Registry entries and their findings (what the Registry would reject today)",
 			"",
-			"Run 'cardcrawl registry sync --help' for its flags.",
+			"Run 'cardcrawl registry <subcommand> --help' for its flags.",
 			""))
 		if len(args) == 0 {
-			return usagef("registry: name a subcommand (sync)")
+			return usagef("registry: name a subcommand (sync, entries)")
 		}
 		return errHelp
 	}
-	if args[0] != "sync" {
-		return usagef("registry: unknown subcommand %q (want sync)", args[0])
+	switch args[0] {
+	case "sync":
+		return runRegistrySync(ctx, e, args[1:])
+	case "entries":
+		return runRegistryEntries(ctx, e, args[1:])
 	}
-	return runRegistrySync(ctx, e, args[1:])
+	return usagef("registry: unknown subcommand %q (want sync or entries)", args[0])
 }
 
 func runRegistrySync(ctx context.Context, e *env, args []string) error {
@@ -195,6 +203,13 @@ func printSyncReport(w io.Writer, r registrySyncReport) {
 	for _, f := range s.Findings {
 		fmt.Fprintf(w, "  skipped: %s %s\n", f.Code, truncate(f.Message, 120))
 	}
+	if len(s.InvalidNames) > 0 {
+		more := ""
+		if n := s.Invalid - len(s.InvalidNames); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		fmt.Fprintf(w, "with errors: %s%s (see 'cardcrawl registry entries --invalid')\n", strings.Join(s.InvalidNames, ", "), more)
+	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "stopped: %s\n", r.Error)
 	}
@@ -202,4 +217,86 @@ func printSyncReport(w io.Writer, r registrySyncReport) {
 		fmt.Fprintf(w, "reconciled: %d matched pairs, %d card-only, %d registry-only (see 'cardcrawl diff')\n",
 			c.Pairs, c.CardOnly, c.RegistryOnly)
 	}
+}
+
+// registryEntryRecord is one --json row of 'registry entries'.
+type registryEntryRecord struct {
+	Source         string            `json:"source"`
+	Name           string            `json:"name"`
+	Version        string            `json:"version"`
+	Status         string            `json:"status"`
+	IsLatest       bool              `json:"isLatest"`       // elected here across stored versions
+	ReportedLatest bool              `json:"reportedLatest"` // as the Registry last said
+	Schema         string            `json:"schema,omitempty"`
+	SchemaVersion  string            `json:"schemaVersion,omitempty"`
+	Invalid        bool              `json:"invalid"` // at least one error finding
+	Findings       []finding.Finding `json:"findings"`
+}
+
+func runRegistryEntries(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "registry entries", "[--invalid] [--name N] [--json] [flags]", joinLines(
+		"List the Registry entries stored by 'registry sync': every version with its status, whether it",
+		"is the latest, the dated $schema it names, and the codes of its validation findings. An entry",
+		"with an error finding is one the Registry would reject if it were published today (for",
+		"example a description over 100 characters, or a missing or unknown $schema); --invalid lists",
+		"only those. --json prints the full findings (severity, code, path, message)."))
+	var (
+		rf      readFlags
+		invalid bool
+		name    string
+	)
+	rf.register(fs, "print JSON: an array of entries with their full findings")
+	fs.BoolVar(&invalid, "invalid", false, "only entries with at least one error finding")
+	fs.StringVar(&name, "name", "", "only the versions of the server `NAME` (e.g. io.github.owner/server)")
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	st, err := rf.open(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	entries, err := st.RegistryEntries(ctx, store.RegistryFilter{Name: name})
+	if err != nil {
+		return err
+	}
+	recs := make([]registryEntryRecord, 0, len(entries))
+	for _, en := range entries {
+		r := registryEntryRecord{Source: en.Source, Name: en.Name, Version: en.Version, Status: en.Status, IsLatest: en.IsLatest,
+			ReportedLatest: en.ReportedLatest, Schema: en.Schema, SchemaVersion: registry.SchemaVersionOf(en.Schema), Findings: []finding.Finding{}}
+		if err := json.Unmarshal([]byte(en.Findings), &r.Findings); err != nil {
+			return fmt.Errorf("stored findings of %s %s: %w", en.Name, en.Version, err)
+		}
+		r.Invalid = finding.List(r.Findings).HasError()
+		if invalid && !r.Invalid {
+			continue
+		}
+		recs = append(recs, r)
+	}
+	if rf.asJSON {
+		return writeJSON(e.stdout, recs)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSION\tSTATUS\tLATEST\tSCHEMA\tFINDINGS")
+	bad := 0
+	for _, r := range recs {
+		if r.Invalid {
+			bad++
+		}
+		latest := "no"
+		if r.IsLatest {
+			latest = "yes"
+		}
+		codes := make([]string, 0, len(r.Findings))
+		for _, f := range r.Findings {
+			codes = append(codes, f.Code+" ("+string(f.Severity)+")")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Version, dash(r.Status), latest, dash(r.SchemaVersion),
+			dash(truncate(strings.Join(codes, ", "), 100)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "\n%d entries, %d with errors the Registry would reject today ('--json' has every finding's message)\n", len(recs), bad)
+	return nil
 }

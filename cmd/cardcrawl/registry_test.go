@@ -163,3 +163,65 @@ func TestRegistrySyncInterruptedExits130(t *testing.T) {
 		t.Errorf("stderr %q lacks %q", errOut.String(), want)
 	}
 }
+
+// TestRegistryEntries: after a sync, users can see which entries the
+// Registry would reject today, and why.
+func TestRegistryEntries(t *testing.T) {
+	_, netArgs := registryDouble(t)
+	dbPath := filepath.Join(t.TempDir(), "e.db")
+	code, stdout, stderr := run(t, "", append([]string{"registry", "sync", "--db", dbPath}, netArgs...)...)
+	if code != exitOK {
+		t.Fatalf("sync exit %d: %s", code, stderr)
+	}
+	if want := "with errors: io.github.octo/tool@2.0.0 (see 'cardcrawl registry entries --invalid')"; !strings.Contains(stdout, want) {
+		t.Errorf("sync output lacks %q:\n%s", want, stdout)
+	}
+
+	code, stdout, stderr = run(t, "", "registry", "entries", "--db", dbPath)
+	if code != exitOK {
+		t.Fatalf("entries exit %d: %s", code, stderr)
+	}
+	squeezed := strings.Join(strings.Fields(stdout), " ")
+	for _, want := range []string{
+		"com.example/weather 1.0.0 active yes 2025-12-11 -",
+		"io.github.octo/tool 2.0.0 active yes 2025-09-29 schema_version_deprecated (warning), description_too_long (error)",
+		"2 entries, 1 with errors the Registry would reject today",
+	} {
+		if !strings.Contains(squeezed, want) {
+			t.Errorf("entries output lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	code, stdout, stderr = run(t, "", "registry", "entries", "--db", dbPath, "--invalid", "--json")
+	if code != exitOK {
+		t.Fatalf("entries --invalid --json exit %d: %s", code, stderr)
+	}
+	var recs []registryEntryRecord
+	if err := json.Unmarshal([]byte(stdout), &recs); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if len(recs) != 1 || recs[0].Name != "io.github.octo/tool" || !recs[0].Invalid || recs[0].SchemaVersion != "2025-09-29" {
+		t.Fatalf("invalid entries = %+v", recs)
+	}
+	var codes []string
+	for _, f := range recs[0].Findings {
+		codes = append(codes, f.Code)
+		if f.Message == "" {
+			t.Errorf("finding %s has no message", f.Code)
+		}
+	}
+	if diff := cmp.Diff([]string{"schema_version_deprecated", "description_too_long"}, codes); diff != "" {
+		t.Errorf("finding codes (-want +got):\n%s", diff)
+	}
+
+	code, stdout, _ = run(t, "", "registry", "entries", "--db", dbPath, "--name", "com.example/weather")
+	if code != exitOK || strings.Contains(stdout, "octo") || !strings.Contains(stdout, "com.example/weather") {
+		t.Errorf("--name: exit %d\n%s", code, stdout)
+	}
+	if code, stdout, _ := run(t, "", "registry", "entries", "--help"); code != exitOK || !strings.Contains(stdout, "Usage: cardcrawl registry entries") || !strings.Contains(stdout, "-invalid") {
+		t.Errorf("entries --help: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr := run(t, "", "registry", "entries", "--db", filepath.Join(t.TempDir(), "absent.db")); code != exitUsage || !strings.Contains(stderr, "no database") {
+		t.Errorf("missing database: exit %d, %s", code, stderr)
+	}
+}
