@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/cardcrawl/cardcrawl/registry/namespace"
 )
@@ -109,7 +110,7 @@ func printNamespaces(e *env, recs []namespaceRecord) error {
 			method = "unchecked"
 			unchecked++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Namespace.Name, r.Kind, method, dash(r.CheckedAt), truncate(namespaceSummary(r.Result), 110))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Namespace.Name, r.Kind, method, dash(shortTime(r.CheckedAt)), truncate(namespaceSummary(r.Result), 110))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -165,4 +166,13 @@ func namespaceSummary(r namespace.Result) string {
 		return "nothing found"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// shortTime shows a stored RFC 3339 time to the second, for tables.
+func shortTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format(time.RFC3339)
 }
