@@ -51,6 +51,9 @@ type SyncOptions struct {
 	// Now is used when the registry sends no Date header (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Progress, when set, is called after each page is stored with the
+	// running totals of this sync.
+	Progress func(pages, entries int)
 }
 
 // SyncResult says what one Sync did.
@@ -227,6 +230,9 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 		res.Entries += len(entries)
 		res.Invalid += invalid
 		res.noteInvalid(f.invalid)
+		if opts.Progress != nil {
+			opts.Progress(res.Pages, res.Entries)
+		}
 		if repeat {
 			return res, fmt.Errorf("sync %s: %w %q after %d pages; stored entries are kept", source, ErrCursorRepeat, next, res.Pages)
 		}

@@ -26,9 +26,15 @@ func TestSyncFullSweepSeveralPages(t *testing.T) {
 		}
 	}
 	e.publishN(t, 246) // 250 versions: pages of 100, 100, 50
-	res, err := e.sync(t, e.client(t, nil), nil)
+	var progress [][2]int
+	res, err := e.sync(t, e.client(t, nil), func(o *registry.SyncOptions) {
+		o.Progress = func(pages, entries int) { progress = append(progress, [2]int{pages, entries}) }
+	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][2]int{{1, 100}, {2, 200}, {3, 250}}, progress); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(registry.SyncResult{Source: e.srv.URL, Kind: "full", Pages: 3, Entries: 250, Complete: true,
 		Watermark: e.clock.Now().Add(-5 * time.Minute).Format(time.RFC3339Nano)}, res); diff != "" {

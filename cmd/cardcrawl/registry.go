@@ -128,7 +128,16 @@ func runRegistrySync(ctx context.Context, e *env, args []string) error {
 	var res registry.SyncResult
 	var syncErr error
 	if client != nil {
-		res, syncErr = registry.Sync(ctx, registry.SyncOptions{Client: client, Store: st, Validator: val, Full: full, Logger: log})
+		so := registry.SyncOptions{Client: client, Store: st, Validator: val, Full: full, Logger: log}
+		if e.stderrTTY {
+			so.Progress = func(pages, entries int) {
+				fmt.Fprintf(e.stderr, "\r\033[K%s: %d page(s), %d entries stored", baseURL, pages, entries)
+			}
+		}
+		res, syncErr = registry.Sync(ctx, so)
+		if e.stderrTTY && res.Pages > 0 {
+			fmt.Fprintln(e.stderr)
+		}
 	} else {
 		res, syncErr = registry.ImportDump(ctx, registry.ImportOptions{Store: st, Source: baseURL, Validator: val, Logger: log}, body)
 	}
