@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/cardcrawl/cardcrawl/registry/namespace"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -120,12 +121,20 @@ func URLKey(raw string) (string, bool) {
 // name has no dotted namespace.
 func NamespaceDomain(name string) string {
 	ns, _, ok := strings.Cut(name, "/")
-	if !ok || !strings.Contains(ns, ".") {
+	if !ok {
 		return ""
 	}
-	labels := strings.Split(strings.ToLower(ns), ".")
-	slices.Reverse(labels)
-	return strings.Join(labels, ".")
+	// One reading of a namespace for the whole program: namespace.Classify
+	// refuses labels that are not hostname labels (com.example@evil).
+	switch n := namespace.Classify(ns); n.Kind {
+	case namespace.KindDomain:
+		return n.Domain
+	case namespace.KindGitHub:
+		// The account's GitHub Pages host is the one domain it controls.
+		return strings.ToLower(n.Account) + ".github.io"
+	default:
+		return ""
+	}
 }
 
 // registrable reports whether d sits at or below a registrable domain

@@ -103,6 +103,8 @@ func TestURLKeyAndNamespaceDomain(t *testing.T) {
 		{"io.github.Someone/x", "someone.github.io"},
 		{"nodots/x", ""},
 		{"noslash", ""},
+		{"com.example@evil/x", ""}, // not hostname labels: no domain at all
+		{"com.example:8443/x", ""},
 	} {
 		if got := reconcile.NamespaceDomain(tt.in); got != tt.want {
 			t.Errorf("NamespaceDomain(%q) = %q, want %q", tt.in, got, tt.want)
