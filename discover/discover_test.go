@@ -445,8 +445,8 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 		got[r.Domain] = r.NextFetchAfter
 	}
 	want := map[string]string{
-		"busy.example":   "2026-11-29T14:00:00Z", // Retry-After: 7200 beats the 1 h failure default
-		"broken.example": "2026-11-29T13:00:00Z",
+		"busy.example":   "2026-11-29T14:00:00.000000000Z", // Retry-After: 7200 beats the 1 h failure default
+		"broken.example": "2026-11-29T13:00:00.000000000Z",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("next fetch (-want +got):\n%s", diff)

@@ -51,9 +51,9 @@ func (db *DB) AddProbe(ctx context.Context, runID int64, p ProbeRow) error {
 	if p.ToolCount != nil {
 		tools = *p.ToolCount
 	}
-	probedAt := p.ProbedAt
-	if probedAt == "" {
-		probedAt = db.Now()
+	probedAt := db.Now()
+	if t, err := time.Parse(time.RFC3339Nano, p.ProbedAt); err == nil {
+		probedAt = ts(t)
 	}
 	_, err := db.sql.ExecContext(ctx, `INSERT INTO probes (run_id, remote_norm, url, probed_at, outcome, transport, protocol,
 		server_name, server_version, tool_count, card_sha256, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

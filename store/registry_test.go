@@ -57,8 +57,8 @@ func TestWriteRegistryUpsertAndElect(t *testing.T) {
 		got = append(got, row{e.Version, e.FirstSeen, e.LastSeen, e.ChangedAt, e.IsLatest, e.ReportedLatest})
 	}
 	want := []row{
-		{"1", "2026-07-01T00:00:00Z", "2026-07-01T01:00:00Z", "2026-07-01T00:00:00Z", false, true},
-		{"2", "2026-07-01T02:00:00Z", "2026-07-01T02:00:00Z", "2026-07-01T02:00:00Z", true, true},
+		{"1", "2026-07-01T00:00:00.000000000Z", "2026-07-01T01:00:00.000000000Z", "2026-07-01T00:00:00.000000000Z", false, true},
+		{"2", "2026-07-01T02:00:00.000000000Z", "2026-07-01T02:00:00.000000000Z", "2026-07-01T02:00:00.000000000Z", true, true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)

@@ -82,7 +82,12 @@ func (db *DB) SQL() *sql.DB { return db.sql }
 // timestamp column holds it.
 func (db *DB) Now() string { return ts(db.now()) }
 
-func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// timeLayout is RFC 3339 in UTC with a fixed nine-digit fraction, so stored
+// times sort correctly as text: RFC3339Nano drops trailing zeros, which
+// puts "…:00Z" after "…:00.5Z".
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 // migrate applies every embedded migration not yet recorded, in file-name
 // order, each in its own transaction.

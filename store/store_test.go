@@ -173,3 +173,21 @@ func TestObservationsAndValidators(t *testing.T) {
 		t.Errorf("document = %q, %v", got, err)
 	}
 }
+
+// TestTimesSortAsText: stored times are compared as text (next_fetch_after),
+// so a whole second must not sort after a fraction of it.
+func TestTimesSortAsText(t *testing.T) {
+	base := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	var clock time.Time
+	db := open(t, filepath.Join(t.TempDir(), "x.db"), func() time.Time { return clock })
+	var stamps []string
+	for _, d := range []time.Duration{0, 500 * time.Millisecond, time.Second, 1500 * time.Millisecond} {
+		clock = base.Add(d)
+		stamps = append(stamps, db.Now())
+	}
+	for i := 1; i < len(stamps); i++ {
+		if stamps[i-1] >= stamps[i] {
+			t.Errorf("%q does not sort before %q", stamps[i-1], stamps[i])
+		}
+	}
+}
