@@ -3,9 +3,12 @@
 // catalogs, entries, cards, remotes and probes derived from them.
 //
 // The store knows SQL, not HTTP. SQLite (modernc.org/sqlite, no cgo) is the
-// embedded default; the SQL here sticks to what PostgreSQL also accepts
-// (INSERT … ON CONFLICT, no SQLite-only functions in queries) so a shared
-// store for distributed crawls stays a driver change, not a rewrite.
+// embedded default, and all SQL stays inside this package so a PostgreSQL
+// store for distributed crawls can replace it without touching callers. The
+// statements use constructs both databases have (INSERT … ON CONFLICT …
+// DO UPDATE, RETURNING, no SQLite-only functions), but a PostgreSQL dialect
+// will still need $n placeholders, identity columns for the INTEGER PRIMARY
+// KEY ids, bytea for BLOB, and real booleans.
 package store
 
 import (
@@ -74,8 +77,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 // Close closes the database.
 func (db *DB) Close() error { return db.sql.Close() }
 
-// SQL exposes the handle for packages that keep their own tables in this
-// database through files of this package (registry sync, reconciliation).
+// SQL exposes the raw handle. Only tests use it, to set up or inspect rows
+// the API has no call for; production code goes through methods.
 func (db *DB) SQL() *sql.DB { return db.sql }
 
 // Now returns the store's clock reading, in UTC, formatted the way every

@@ -1,5 +1,6 @@
 -- The crawl's memory. Timestamps are RFC 3339 UTC text; JSON is text.
--- Everything here is portable SQL (SQLite and PostgreSQL).
+-- Kept close to what PostgreSQL also accepts; see the store package doc for
+-- the differences a PostgreSQL dialect will still have to handle.
 
 -- One run of `cardcrawl crawl` (or the crawl inside `demo`).
 CREATE TABLE runs (
