@@ -52,7 +52,7 @@ func loadRealistic(b *testing.B, e *env, n int) {
 // fetchClient is the program's guarded client reaching the double as
 // registry.example.com through ConnectTo, as 'registry sync --connect-to'
 // does: TLS, the guard and its per-host slot all take part.
-func fetchClient(b *testing.B, e *env) *registry.Client {
+func fetchClient(b testing.TB, e *env, userAgent string) *registry.Client {
 	b.Helper()
 	u, err := url.Parse(e.srv.URL)
 	if err != nil {
@@ -61,7 +61,7 @@ func fetchClient(b *testing.B, e *env) *registry.Client {
 	pool := x509.NewCertPool()
 	pool.AddCert(e.srv.Certificate())
 	fc, err := fetch.New(fetch.Options{ConnectTo: []fetch.ConnectTo{{FromHost: "registry.example.com", ToHost: u.Hostname(), ToPort: u.Port()}},
-		RootCAs: pool})
+		RootCAs: pool, UserAgent: userAgent})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func BenchmarkSync20000(b *testing.B) {
 	const n = 20000
 	e := newEnv(b)
 	loadRealistic(b, e, n)
-	c := fetchClient(b, e)
+	c := fetchClient(b, e, "")
 	val := validator(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

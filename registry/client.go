@@ -17,10 +17,6 @@ import (
 	"github.com/cardcrawl/cardcrawl/discover/fetch"
 )
 
-// DefaultUserAgent identifies cardcrawl when the caller supplies none; the CLI
-// passes the one shared by every cardcrawl request.
-const DefaultUserAgent = "cardcrawl/0 (+https://github.com/cardcrawl/cardcrawl)"
-
 // PageLimit is the largest page the Registry serves (limit=101 is a 422).
 const PageLimit = 100
 
@@ -52,8 +48,8 @@ type ClientOptions struct {
 	BaseURL string
 	// HTTPClient is the one guarded client of the program (discover/fetch),
 	// or an httptest client in tests. Required.
+	// Its transport sets the program's User-Agent on every request.
 	HTTPClient *http.Client
-	UserAgent  string
 	// RequestsPerSecond caps the request rate: 0 means the polite default
 	// of 2; a negative value disables the cap (benchmarks against a local
 	// double).
@@ -98,9 +94,6 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	// slow failure at the first request into an immediate usage error.
 	if base.Scheme != "https" {
 		return nil, fmt.Errorf("registry client: base url %q is not https", opts.BaseURL)
-	}
-	if opts.UserAgent == "" {
-		opts.UserAgent = DefaultUserAgent
 	}
 	if opts.MaxRetries == 0 {
 		opts.MaxRetries = 4
@@ -271,7 +264,7 @@ func (c *Client) get(ctx context.Context, u string) ([]byte, http.Header, error)
 		} else {
 			failure = problem(u, status, body)
 		}
-		if !retryable(err, status) || attempt >= c.opts.MaxRetries {
+		if !askedToRetry(err, status) || attempt >= c.opts.MaxRetries {
 			return nil, nil, failure
 		}
 		wait := backoff(attempt)
@@ -325,6 +318,15 @@ func retryable(err error, status int) bool {
 	return false
 }
 
+// askedToRetry is the client's own retry rule: only a 429 or 503, the
+// answers by which a server asks to be called again (Retry-After honoured).
+// A dropped connection was already retried once by the fetch client, the
+// program's one retry; other failures stop the sync, which keeps its
+// progress and resumes next time.
+func askedToRetry(err error, status int) bool {
+	return err == nil && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable)
+}
+
 // Transient reports whether err, returned by a Client, may clear if the
 // same request is sent later: a 429 or 5xx answer, a timeout, or a dropped
 // connection.
@@ -365,7 +367,6 @@ func (c *Client) do(ctx context.Context, u string) (int, http.Header, []byte, er
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	req.Header.Set("User-Agent", c.opts.UserAgent)
 	req.Header.Set("Accept", "application/json, application/problem+json")
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {

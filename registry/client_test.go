@@ -26,9 +26,10 @@ func (f *failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
 	return nil, f.err
 }
 
-// TestClientRetriesOnlyWhatCanClear: a refusal by the fetch guard, a DNS or
-// TLS failure and a refused connect fail at once; a timeout or a dropped
-// connection is retried.
+// TestClientRetriesOnlyWhatCanClear: the client itself never resends after
+// a transport failure (the fetch client already made the program's one
+// retry after a dropped connection); Transient still says which failures
+// may clear by the next sync.
 func TestClientRetriesOnlyWhatCanClear(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -42,8 +43,8 @@ func TestClientRetriesOnlyWhatCanClear(t *testing.T) {
 		{"dns", &net.DNSError{Err: "no such host", Name: "registry.example", IsNotFound: true}, 1, false},
 		{"tls", x509.UnknownAuthorityError{}, 1, false},
 		{"connect refused", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}, 1, false},
-		{"timeout", fmt.Errorf("read: %w", context.DeadlineExceeded), 3, true},
-		{"dropped connection", fmt.Errorf("after 2 attempts: %w", io.ErrUnexpectedEOF), 3, true},
+		{"timeout", fmt.Errorf("read: %w", context.DeadlineExceeded), 1, true},
+		{"dropped connection", fmt.Errorf("after 2 attempts: %w", io.ErrUnexpectedEOF), 1, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

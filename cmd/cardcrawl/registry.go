@@ -111,8 +111,7 @@ func runRegistrySync(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		client, err = registry.NewClient(registry.ClientOptions{BaseURL: baseURL, HTTPClient: fc.HTTPClient(),
-			UserAgent: nf.userAgent, Logger: log})
+		client, err = registry.NewClient(registry.ClientOptions{BaseURL: baseURL, HTTPClient: fc.HTTPClient(), Logger: log})
 		if err != nil {
 			return usagef("--url: %v", err)
 		}
