@@ -234,7 +234,6 @@ func (c *crawler) crawlAll(ctx context.Context, due []string, sum *Summary) ([]*
 		mu      sync.Mutex
 		results []*domainCrawl
 		runErr  error
-		done    int
 	)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -264,14 +263,13 @@ func (c *crawler) crawlAll(ctx context.Context, due []string, sum *Summary) ([]*
 					continue
 				}
 				results = append(results, dc)
-				done++
 				sum.Crawled++
 				sum.Outcomes[dc.result.Outcome]++
 				if dc.result.Class != "" {
 					sum.Classes[dc.result.Class]++
 				}
 				if c.opts.Progress != nil {
-					c.opts.Progress(Progress{Done: done, Total: len(due), Domain: d, Outcome: dc.result.Outcome, Class: dc.result.Class})
+					c.opts.Progress(Progress{Done: sum.Crawled, Total: len(due), Domain: d, Outcome: dc.result.Outcome, Class: dc.result.Class})
 				}
 				mu.Unlock()
 			}

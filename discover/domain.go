@@ -131,7 +131,6 @@ func (d *domainCrawl) run(ctx context.Context) {
 		return
 	}
 	d.result.Outcome = store.OutcomeCatalog
-	d.result.Class = ""
 	d.result.Definitive = true
 	d.result.Reason = d.reason()
 	d.result.NextFetchAfter = d.nextFetch(f, true)
@@ -335,7 +334,7 @@ func (d *domainCrawl) catalogDoc(ctx context.Context, f *fetched, parent string,
 		return false
 	}
 	d.record(ctx, f)
-	d.walk(ctx, cat, findings, catalogNode{key: f.obs.URL, parent: parent, depth: depth, base: base, sha: sha256Hex(f.body)})
+	d.walk(ctx, cat, findings, catalogNode{key: f.obs.URL, parent: parent, depth: depth, base: base, sha: f.obs.SHA256})
 	return true
 }
 
@@ -408,10 +407,10 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 	if e.Data != nil {
 		cat, fs, err := catalog.Parse(e.Data, n.base, catalog.Options{MaxEntries: d.c.opts.MaxEntries})
 		if err != nil {
-			findings.Add(finding.Error, "nested_catalog_invalid", e.Path()+"/data", err.Error())
+			findings.Add(finding.Error, "nested_catalog_invalid", e.DataPath(), err.Error())
 			return
 		}
-		d.walk(ctx, cat, fs, catalogNode{key: pointerKey(n.key, e.Path()+"/data"), parent: n.key,
+		d.walk(ctx, cat, fs, catalogNode{key: pointerKey(n.key, e.DataPath()), parent: n.key,
 			depth: n.depth + 1, base: n.base, sha: sha256Hex(e.Data)})
 		return
 	}
@@ -448,7 +447,7 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 // cardEntry reads a Server Card entry, inline or by URL.
 func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogNode, findings *finding.List) {
 	if e.Data != nil {
-		d.card(n.key, e, pointerKey(n.key, e.Path()+"/data"), "", e.Data, true)
+		d.card(n.key, e, pointerKey(n.key, e.DataPath()), "", e.Data, true)
 		return
 	}
 	target := entryTarget(e)

@@ -223,19 +223,23 @@ func keptListings(ctx context.Context, tx *sql.Tx, r DomainResult) ([]ListingRec
 	}
 	catalogs := map[string]bool{}
 	children := map[string][]string{}
-	rows, err := tx.QueryContext(ctx, `SELECT url, parent_url FROM catalogs WHERE domain = ?`, r.Domain)
-	if err != nil {
+	if err := func() error {
+		rows, err := tx.QueryContext(ctx, `SELECT url, parent_url FROM catalogs WHERE domain = ?`, r.Domain)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var u, parent string
+			if err := rows.Scan(&u, &parent); err != nil {
+				return err
+			}
+			children[parent] = append(children[parent], u)
+		}
+		return rows.Err()
+	}(); err != nil {
 		return nil, fmt.Errorf("catalogs of %s: %w", r.Domain, err)
 	}
-	for rows.Next() {
-		var u, parent string
-		if err := rows.Scan(&u, &parent); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("catalogs of %s: %w", r.Domain, err)
-		}
-		children[parent] = append(children[parent], u)
-	}
-	rows.Close()
 	queue := append([]string(nil), r.KeepCatalogs...)
 	for len(queue) > 0 {
 		u := queue[0]
@@ -250,7 +254,7 @@ func keptListings(ctx context.Context, tx *sql.Tx, r DomainResult) ([]ListingRec
 	for _, k := range r.KeepCards {
 		cards[k] = true
 	}
-	rows, err = tx.QueryContext(ctx, `SELECT catalog_url, identifier, card_key, remote_norm FROM listings
+	rows, err := tx.QueryContext(ctx, `SELECT catalog_url, identifier, card_key, remote_norm FROM listings
 		WHERE domain = ? AND active = 1`, r.Domain)
 	if err != nil {
 		return nil, fmt.Errorf("listings of %s: %w", r.Domain, err)

@@ -118,16 +118,22 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var w io.Writer = e.stdout
-	if out != "" {
-		f, err := os.Create(out)
-		if err != nil {
-			return usagef("--out: %v", err)
-		}
-		defer f.Close()
-		w = f
+	if out == "" {
+		return feed.Write(e.stdout, format, feed.Records(servers))
 	}
-	return feed.Write(w, format, feed.Records(servers))
+	f, err := os.Create(out)
+	if err != nil {
+		return usagef("--out: %v", err)
+	}
+	if err := feed.Write(f, format, feed.Records(servers)); err != nil {
+		f.Close()
+		return err
+	}
+	// A full disk shows up at Close; the export is not done until then.
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	return nil
 }
 
 func validFormat(f string) bool {

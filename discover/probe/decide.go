@@ -28,7 +28,6 @@ const (
 	ReasonBlockedAddress       = "blocked_address"
 	ReasonInvalidURL           = "invalid_url"
 	ReasonFresh                = "fresh"
-	ReasonDuplicate            = "duplicate"
 )
 
 // RemoteFacts is what the crawler knows about one remote when deciding.
@@ -39,7 +38,6 @@ type RemoteFacts struct {
 	Mode             string    // "auto" | "always" | "never"; "" = auto
 	MaxAge           time.Duration
 	Now              time.Time
-	ProbedThisRun    bool // dedup across cards and domains within a run
 }
 
 // Decision says whether to probe, and why (one of the Reason constants).
@@ -48,8 +46,9 @@ type Decision struct {
 	Reason string
 }
 
-// Decide is the pure "is a probe warranted" rule; it does no I/O. Address
-// resolution is enforced at dial time and shows up as outcome blocked.
+// Decide is the pure "is a probe warranted" rule; it does no I/O. Where a
+// host resolves is the caller's to check before probing (the crawl uses
+// fetch.Client.CheckHost), and the dialer checks it again at connect time.
 func Decide(f RemoteFacts) Decision {
 	no := func(r string) Decision { return Decision{Reason: r} }
 	if strings.EqualFold(f.Mode, ModeNever) {
@@ -66,9 +65,6 @@ func Decide(f RemoteFacts) Decision {
 			code = ReasonInvalidURL
 		}
 		return no(code)
-	}
-	if f.ProbedThisRun {
-		return no(ReasonDuplicate)
 	}
 	if strings.EqualFold(f.Mode, ModeAlways) {
 		return Decision{Probe: true, Reason: ReasonForced}

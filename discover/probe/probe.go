@@ -136,8 +136,8 @@ type Prober struct {
 	getDoc docGetter
 }
 
-// New returns a Prober with defaults filled in. A nil HTTP client means
-// http.DefaultClient, which is only sensible in tests.
+// New returns a Prober with defaults filled in (see Options.Fetch for the
+// client it uses).
 func New(opts Options) *Prober {
 	if opts.HTTP == nil {
 		// Never fall back to an unguarded client: the program's fetch

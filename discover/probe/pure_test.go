@@ -106,8 +106,6 @@ func TestDecide(t *testing.T) {
 		{"loopback literal", with(func(f *RemoteFacts) { f.URL = "https://127.0.0.1/mcp" }), Decision{false, ReasonBlockedAddress}},
 		{"metadata literal", with(func(f *RemoteFacts) { f.URL = "https://169.254.169.254/" }), Decision{false, ReasonBlockedAddress}},
 		{"no host", with(func(f *RemoteFacts) { f.URL = "https:///mcp" }), Decision{false, ReasonInvalidURL}},
-		{"duplicate", with(func(f *RemoteFacts) { f.ProbedThisRun = true }), Decision{false, ReasonDuplicate}},
-		{"duplicate even when forced", with(func(f *RemoteFacts) { f.ProbedThisRun, f.Mode = true, ModeAlways }), Decision{false, ReasonDuplicate}},
 		{"fresh", with(func(f *RemoteFacts) { f.LastProbedAt = now.Add(-time.Hour) }), Decision{false, ReasonFresh}},
 		{"forced though fresh", with(func(f *RemoteFacts) { f.LastProbedAt, f.Mode = now.Add(-time.Hour), ModeAlways }), Decision{true, ReasonForced}},
 		{"stale", with(func(f *RemoteFacts) { f.LastProbedAt = now.Add(-25 * time.Hour) }), Decision{true, ReasonWarranted}},
