@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
 	"net/http"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func TestBodyCap(t *testing.T) {
 			got := e.probe(Target{URL: mcpURL})
 			last := got.Evidence[len(got.Evidence)-1]
 			if tc.wantCapd {
-				if got.Outcome != OutcomeOK || !got.Partial || got.ToolCount != nil || last.Error != classTooLarge {
+				if got.Outcome != OutcomeOK || !got.Partial || got.ToolCount != nil || last.Error != fetch.ClassTooLarge {
 					t.Errorf("outcome %s partial %v toolCount %v last error %q (%s), want ok, partial, no count, too_large",
 						got.Outcome, got.Partial, got.ToolCount, last.Error, got.Reason)
 				}

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"fmt"
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
 	"io"
 	"net/http"
 	"testing"
@@ -55,7 +56,7 @@ func TestProbeCanceled(t *testing.T) {
 }
 
 func TestOutcomeOfCanceled(t *testing.T) {
-	if got := outcomeOf(classCanceled); got != OutcomeCanceled {
-		t.Errorf("outcomeOf(%q) = %q, want %q", classCanceled, got, OutcomeCanceled)
+	if got := outcomeOf(fetch.ClassCanceled); got != OutcomeCanceled {
+		t.Errorf("outcomeOf(%q) = %q, want %q", fetch.ClassCanceled, got, OutcomeCanceled)
 	}
 }

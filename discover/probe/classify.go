@@ -22,7 +22,7 @@ func interrupted(ctx context.Context) bool {
 // classifyErr names a transport failure (no response).
 func (p *Prober) classifyErr(ctx context.Context, err error) string {
 	if interrupted(ctx) {
-		return classCanceled
+		return fetch.ClassCanceled
 	}
 	return errClass(err)
 }
@@ -30,7 +30,7 @@ func (p *Prober) classifyErr(ctx context.Context, err error) string {
 // classifyBodyErr names a failure while reading a body that had started.
 func (p *Prober) classifyBodyErr(ctx context.Context, err error) string {
 	if errors.Is(err, errBodySizeLimit) || errors.Is(err, errTooManyEvents) {
-		return classTooLarge
+		return fetch.ClassTooLarge
 	}
 	return p.classifyErr(ctx, err)
 }

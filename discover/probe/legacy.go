@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
 	"io"
 	"mime"
 	"net/http"
@@ -48,7 +49,7 @@ func (r *run) legacy(ctx context.Context) {
 	res := r.res
 	defer func() {
 		r.legacyDone = &legacyAttempt{outcome: res.Outcome, reason: res.Reason,
-			silent: out.class == classTimeout && out.rep.status != 0}
+			silent: out.class == fetch.ClassTimeout && out.rep.status != 0}
 	}()
 	switch {
 	case out.endpoint != "":
@@ -59,7 +60,7 @@ func (r *run) legacy(ctx context.Context) {
 	case out.rep.status != 0 && r.httpFailure(ctx, "legacy SSE GET", out.rep):
 	case out.rep.status >= 400:
 		r.fail(OutcomeHTTP4xx, fmt.Sprintf("legacy SSE GET answered %d %s", out.rep.status, http.StatusText(out.rep.status)))
-	case out.class == classTimeout && out.rep.status != 0:
+	case out.class == fetch.ClassTimeout && out.rep.status != 0:
 		r.fail(OutcomeTimeout, fmt.Sprintf("legacy SSE stream sent no endpoint event within %s", r.p.opts.SSEWait))
 	case out.class != "":
 		r.fail(outcomeOf(out.class), "legacy SSE GET: "+describeErr(out.rep))
@@ -145,7 +146,7 @@ func (r *run) legacyGet(ctx context.Context) (out legacyOut) {
 		case serr == nil, errors.Is(serr, io.EOF):
 			out.class, out.rep.err = classNoResponse, errors.New("stream ended without an endpoint event")
 		case waited.Load(), rctx.Err() != nil && ctx.Err() == nil:
-			out.class, out.rep.err = classTimeout, serr
+			out.class, out.rep.err = fetch.ClassTimeout, serr
 		default:
 			out.class, out.rep.err = p.classifyBodyErr(ctx, serr), serr
 		}

@@ -30,14 +30,11 @@ const (
 	metaClientInfo                 = "io.modelcontextprotocol/clientInfo"
 	metaClientCapabilities         = "io.modelcontextprotocol/clientCapabilities"
 	metaServerInfo                 = "io.modelcontextprotocol/serverInfo"
-	classTooLarge                  = "too_large"
-	classNoResponse                = "no_response"
-	classNotJSONRPC                = "not_jsonrpc"
-	classContentType               = "unexpected_content_type"
-	classDropped                   = "dropped"
-	classCanceled                  = "canceled"
-	classTimeout                   = "timeout"
-	classConnect                   = "connect"
+	// Exchange classes the probe adds to fetch's for answers that arrived
+	// but are not MCP; transport failures keep fetch.Class's names.
+	classNoResponse  = "no_response"
+	classNotJSONRPC  = "not_jsonrpc"
+	classContentType = "unexpected_content_type"
 )
 
 // rpcMessage is any JSON-RPC 2.0 message; fields absent stay zero.
