@@ -1,10 +1,11 @@
 package probe
 
 import (
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
 )
 
 // TestBodyCap checks the 1 MiB default, the same cap the rest of the program
