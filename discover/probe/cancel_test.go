@@ -3,10 +3,11 @@ package probe
 import (
 	"context"
 	"fmt"
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
 )
 
 // TestProbeCanceled interrupts a probe the way Ctrl-C does, from inside the

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"sync/atomic"
 	"time"
+
+	"github.com/cardcrawl/cardcrawl/discover/fetch"
 )
 
 // legacyEventBytes bounds what is read while waiting for the endpoint event:
