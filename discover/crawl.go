@@ -39,7 +39,8 @@ type Options struct {
 	FollowLinks bool
 	// LegacyPaths also tries pre-AI-Catalog locations, recorded as non-standard.
 	LegacyPaths bool
-	// MaxDepth bounds nested catalogs (default 4, as the spec recommends).
+	// MaxDepth bounds nested catalogs (default 4, as the spec recommends);
+	// a negative value follows none.
 	MaxDepth int
 	// MaxEntries bounds the entries kept from one catalog document (default 1000).
 	MaxEntries int
@@ -112,8 +113,11 @@ func (o *Options) defaults() error {
 	if o.Concurrency <= 0 {
 		o.Concurrency = defaultConcurrency
 	}
-	if o.MaxDepth <= 0 {
+	switch {
+	case o.MaxDepth == 0:
 		o.MaxDepth = defaultMaxDepth
+	case o.MaxDepth < 0:
+		o.MaxDepth = 0
 	}
 	if o.MaxEntries <= 0 {
 		o.MaxEntries = defaultMaxEntries
@@ -170,8 +174,10 @@ func Crawl(ctx context.Context, opts Options, domains []string) (Summary, error)
 	for _, d := range domains {
 		n, err := NormalizeDomain(d)
 		if err != nil {
+			// Listed in the summary; a domains file with some junk lines is
+			// data, not a failed run.
 			sum.Invalid = append(sum.Invalid, d)
-			opts.Logger.Warn("skipping input that is not a domain", "input", d, "err", err)
+			opts.Logger.Debug("skipping input that is not a domain", "input", d, "err", err)
 			continue
 		}
 		if !seen[n] {

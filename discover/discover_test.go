@@ -643,7 +643,8 @@ func TestNormalizeDomain(t *testing.T) {
 			t.Errorf("NormalizeDomain(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
 	}
-	for _, bad := range []string{"", "   ", "user@example.com", "{tenant}.example", "a b.example"} {
+	for _, bad := range []string{"", "   ", "user@example.com", "{tenant}.example", "a b.example", "foo..bar", ".example",
+		strings.Repeat("a", 64) + ".example"} {
 		if got, err := discover.NormalizeDomain(bad); err == nil {
 			t.Errorf("NormalizeDomain(%q) = %q, want an error", bad, got)
 		}

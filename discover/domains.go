@@ -47,6 +47,14 @@ func NormalizeDomain(raw string) (string, error) {
 			return "", fmt.Errorf("%q: %w: %v", raw, ErrBadDomain, err)
 		}
 		host = ascii
+		if len(host) > 253 {
+			return "", fmt.Errorf("%q: %w: longer than 253 characters", raw, ErrBadDomain)
+		}
+		for _, label := range strings.Split(host, ".") {
+			if label == "" || len(label) > 63 {
+				return "", fmt.Errorf("%q: %w: empty or over-long label", raw, ErrBadDomain)
+			}
+		}
 	} else if strings.Contains(host, ":") {
 		host = "[" + strings.Trim(host, "[]") + "]"
 	}

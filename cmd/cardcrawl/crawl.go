@@ -44,11 +44,31 @@ func (c *crawlFlags) register(fs interface {
 	fs.BoolVar(&c.force, "force", false, "refetch even when the last result is still fresh (conditional requests are still sent)")
 	fs.BoolVar(&c.followLinks, "follow-links", false, "when the well-known catalog is missing, read the home page's rel=\"ai-catalog\" links (HTML and Link header)")
 	fs.BoolVar(&c.legacyPaths, "legacy-paths", false, "also try /.well-known/mcp/server-card.json, /.well-known/mcp.json and /.well-known/mcp/catalog.json (recorded as non-standard)")
-	fs.IntVar(&c.maxDepth, "max-depth", 4, "maximum nesting depth of catalogs")
+	fs.IntVar(&c.maxDepth, "max-depth", 4, "maximum nesting depth of catalogs (0: do not follow nested catalogs)")
 	fs.DurationVar(&c.domainTimeout, "domain-timeout", 10*time.Minute, "time limit for one domain, all its fetches together (what is not read keeps its earlier listings)")
 	fs.IntVar(&c.maxEntries, "max-entries", 1000, "entries read from one catalog document (the rest are recorded as truncated)")
 	fs.StringVar(&c.probeMode, "probe", "auto", "MCP probe: auto (when a card warrants it), always, or never")
 	fs.DurationVar(&c.probeMaxAge, "probe-max-age", 24*time.Hour, "an endpoint probed more recently than this is not probed again unless its card changed")
+}
+
+// validate checks the crawl flags before anything is opened or created.
+func (c *crawlFlags) validate() error {
+	switch c.probeMode {
+	case discover.ProbeAuto, discover.ProbeAlways, discover.ProbeNever:
+	default:
+		return usagef("--probe must be auto, always or never, not %q", c.probeMode)
+	}
+	switch {
+	case c.maxDepth < 0:
+		return usagef("--max-depth must be 0 (no nested catalogs) or more")
+	case c.maxEntries < 1:
+		return usagef("--max-entries must be at least 1")
+	case c.domainTimeout <= 0:
+		return usagef("--domain-timeout must be positive")
+	case c.probeMaxAge < 0:
+		return usagef("--probe-max-age must not be negative")
+	}
+	return nil
 }
 
 func runCrawl(ctx context.Context, e *env, args []string) error {
@@ -86,6 +106,16 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	}
 	if len(domains) == 0 {
 		return usagef("crawl: no domains given (name some, or use --domains FILE)")
+	}
+	if err := cf.validate(); err != nil {
+		return err
+	}
+	for _, d := range pos {
+		// Names typed on the command line are the user's to fix; bad lines
+		// in a domains file are data, skipped and listed in the summary.
+		if _, err := discover.NormalizeDomain(d); err != nil {
+			return usagef("crawl: %v", err)
+		}
 	}
 	log := lf.logger(e)
 	client, err := nf.client(log)
@@ -151,13 +181,8 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains []string) (discove
 	opts := discover.Options{
 		Fetch: s.client, Store: s.store, Validator: v, Logger: s.log, Concurrency: s.net.concurrency,
 		Force: s.flags.force, FollowLinks: s.flags.followLinks, LegacyPaths: s.flags.legacyPaths,
-		MaxDepth: s.flags.maxDepth, MaxEntries: s.flags.maxEntries, DomainTimeout: s.flags.domainTimeout,
+		MaxDepth: depthOption(s.flags.maxDepth), MaxEntries: s.flags.maxEntries, DomainTimeout: s.flags.domainTimeout,
 		Probe: discover.ProbeOptions{Mode: s.flags.probeMode, MaxAge: s.flags.probeMaxAge},
-	}
-	switch s.flags.probeMode {
-	case discover.ProbeAuto, discover.ProbeAlways, discover.ProbeNever:
-	default:
-		return discover.Summary{}, usagef("--probe must be auto, always or never, not %q", s.flags.probeMode)
 	}
 	if s.flags.probeMode != discover.ProbeNever {
 		opts.Probe.Prober = probe.New(probe.Options{Fetch: s.client,
@@ -226,4 +251,13 @@ func counts(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// depthOption maps --max-depth to discover's MaxDepth, where 0 means the
+// default and a negative value means no nested catalogs.
+func depthOption(flag int) int {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }

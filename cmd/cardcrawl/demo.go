@@ -36,7 +36,10 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	lf.register(fs)
 	cf.register(fs)
 	fs.IntVar(&nf.concurrency, "concurrency", 8, "hosts in flight")
-	if _, err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	if err := cf.validate(); err != nil {
 		return err
 	}
 	log := lf.logger(e)

@@ -35,11 +35,18 @@ func newFlags(e *env, name, usage, description string) *flag.FlagSet {
 // package stops at the first positional one; users expect
 // `cardcrawl crawl example.com --probe never` to work).
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	// The flag package prints the usage on every error; only --help should
+	// (a mistyped flag gets one line on stderr, and no help text lands in a
+	// file stdout is redirected to).
+	usage := fs.Usage
+	fs.Usage = func() {}
+	defer func() { fs.Usage = usage }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, errHelp // the flag package has already printed the usage
+				usage()
+				return nil, errHelp
 			}
 			return nil, usagef("%s: %v (see 'cardcrawl %s --help')", fs.Name(), err, fs.Name())
 		}
@@ -147,7 +154,7 @@ type readFlags struct {
 
 // register adds --db and -v, and --json when jsonHelp says what it prints.
 func (r *readFlags) register(fs *flag.FlagSet, jsonHelp string) {
-	r.db.register(fs)
+	fs.StringVar(&r.db.path, "db", "cardcrawl.db", "SQLite database `path` (must exist)")
 	r.lf.register(fs)
 	if jsonHelp != "" {
 		fs.BoolVar(&r.asJSON, "json", false, jsonHelp)

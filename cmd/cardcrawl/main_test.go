@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -42,18 +43,26 @@ func TestUsageErrors(t *testing.T) {
 		{"bad probe mode", []string{"crawl", "--probe", "sometimes", "--db", filepath.Join(dir, "y.db"), "example.com"}, "--probe"},
 		{"missing database", []string{"servers", "--db", filepath.Join(dir, "absent.db")}, "no database at"},
 		{"bad export format", []string{"export", "--format", "xml"}, "--format"},
+		{"bad max depth", []string{"crawl", "--max-depth", "-1", "--db", filepath.Join(dir, "y.db"), "example.com"}, "--max-depth"},
+		{"not a domain", []string{"crawl", "--db", filepath.Join(dir, "y.db"), "bad domain!!"}, "not a domain name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := run(t, "", tt.args...)
+			code, stdout, stderr := run(t, "", tt.args...)
 			if code != exitUsage {
 				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if tt.args != nil && stdout != "" {
+				t.Errorf("a usage error wrote to stdout: %q", stdout)
 			}
 			if !strings.Contains(stderr, tt.want) {
 				t.Errorf("stderr %q lacks %q", stderr, tt.want)
 			}
 			if tt.args != nil && strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 				t.Errorf("want one line on stderr, got %q", stderr)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "y.db")); err == nil {
+				t.Errorf("a usage error created the database")
 			}
 		})
 	}

@@ -38,7 +38,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	defer st.Close()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return usagef("--addr: %v", err)
+		return fmt.Errorf("serve: %w", err)
 	}
 	srv := &http.Server{
 		Handler: feed.Handler(feed.ServerOptions{Logger: log, Source: func(ctx context.Context) ([]feed.Record, error) {
