@@ -32,26 +32,53 @@ type endpoint struct {
 	cardSHA map[string]bool // hashes of every card that declares it
 }
 
-// endpoints groups this run's remotes by normalised URL, in crawl order. The
+// endpoints groups remotes by normalised URL, in order: this run's, then
+// those an interrupted run left without a decision or a probe. The
 // declaration followed is the first with a transport a probe can use, so a
 // card with a bad type does not hide another card's good one.
-func endpoints(results []*domainCrawl) []*endpoint {
+func endpoints(results []*domainCrawl, pending []remoteRef) []*endpoint {
 	var order []*endpoint
 	byNorm := map[string]*endpoint{}
+	add := func(r remoteRef) {
+		ep, ok := byNorm[r.Norm]
+		if !ok {
+			ep = &endpoint{ref: r, cardSHA: map[string]bool{}}
+			byNorm[r.Norm] = ep
+			order = append(order, ep)
+		} else if !probeable(ep.ref.Remote.Type) && probeable(r.Remote.Type) {
+			ep.ref = r
+		}
+		ep.cardSHA[r.CardSHA] = true
+	}
 	for _, dc := range results {
 		for _, r := range dc.remotes {
-			ep, ok := byNorm[r.Norm]
-			if !ok {
-				ep = &endpoint{ref: r, cardSHA: map[string]bool{}}
-				byNorm[r.Norm] = ep
-				order = append(order, ep)
-			} else if !probeable(ep.ref.Remote.Type) && probeable(r.Remote.Type) {
-				ep.ref = r
-			}
-			ep.cardSHA[r.CardSHA] = true
+			add(r)
 		}
 	}
+	for _, r := range pending {
+		add(r)
+	}
 	return order
+}
+
+// pendingRefs loads the remotes an interrupted run left undecided or
+// unprobed. A stored remote that no longer decodes is skipped and logged.
+func (c *crawler) pendingRefs(ctx context.Context) ([]remoteRef, error) {
+	rows, err := c.opts.Store.PendingProbes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]remoteRef, 0, len(rows))
+	for _, p := range rows {
+		r := remoteRef{Norm: p.Norm, CardKey: p.CardKey, CardSHA: p.CardSHA256, Card: &servercard.Card{}}
+		if err := json.Unmarshal([]byte(p.RemoteJSON), &r.Remote); err != nil {
+			c.opts.Logger.Warn("stored remote does not decode", "remote", p.Norm, "err", err)
+			continue
+		}
+		_ = json.Unmarshal([]byte(p.CardJSON), r.Card) // name and version are only compared, never required
+		refs = append(refs, r)
+	}
+	return refs, nil
 }
 
 func probeable(transport string) bool {
@@ -63,8 +90,12 @@ func probeable(transport string) bool {
 // endpoint per run, however many cards and domains list it).
 func (c *crawler) probeAll(ctx context.Context, results []*domainCrawl, sum *Summary) error {
 	sum.Probes, sum.ProbeSkips = map[string]int{}, map[string]int{}
+	pending, err := c.pendingRefs(ctx)
+	if err != nil {
+		return interruptedOr(ctx, err)
+	}
 	var todo []remoteRef
-	for _, ep := range endpoints(results) {
+	for _, ep := range endpoints(results, pending) {
 		r := ep.ref
 		facts := probe.RemoteFacts{
 			Type: r.Remote.Type, URL: r.Remote.URL, Mode: c.opts.Probe.Mode,

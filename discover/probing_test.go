@@ -123,3 +123,42 @@ func TestProbeNeverRecordsDecisions(t *testing.T) {
 		t.Errorf("%d requests to the MCP server with --probe never", n)
 	}
 }
+
+// TestProbesResumeAfterInterruption: a run stopped after its domains were
+// saved but before their probes leaves those remotes undecided; the next
+// run decides and probes them even though the domains are fresh.
+func TestProbesResumeAfterInterruption(t *testing.T) {
+	w := newWorld(t, probeWeb)
+	opts := w.options()
+	opts.Probe = discover.ProbeOptions{Mode: discover.ProbeAuto, Prober: probe.New(probe.Options{Fetch: w.fetch})}
+	ctx, cancel := context.WithCancel(context.Background())
+	opts.Progress = func(p discover.Progress) {
+		if p.Done == p.Total {
+			cancel() // every domain is saved; the probe phase never starts
+		}
+	}
+	sum := w.crawl(ctx, opts, "a.example", "b.example")
+	if !sum.Interrupted || len(sum.Probes) != 0 {
+		t.Fatalf("first run %+v, want interrupted before any probe", sum)
+	}
+	if got := w.decisions(sum.RunID); len(got) != 0 {
+		t.Fatalf("decisions after the interruption: %v", got)
+	}
+
+	opts.Progress = nil
+	sum = w.crawl(context.Background(), opts, "a.example", "b.example")
+	if sum.Crawled != 0 || sum.Fresh != 2 {
+		t.Errorf("second run crawled %d, fresh %d; want 0 and 2", sum.Crawled, sum.Fresh)
+	}
+	if diff := cmp.Diff(map[string]int{"ok": 1}, sum.Probes); diff != "" {
+		t.Errorf("second run probes (-want +got):\n%s", diff)
+	}
+	if got := w.decisions(sum.RunID); len(got) != 4 {
+		t.Errorf("second run decided %d remotes, want all 4: %v", len(got), got)
+	}
+	// Nothing is left pending: a third run has nothing to do.
+	sum = w.crawl(context.Background(), opts, "a.example", "b.example")
+	if len(sum.Probes) != 0 || len(sum.ProbeSkips) != 0 {
+		t.Errorf("third run probes %v skips %v, want nothing", sum.Probes, sum.ProbeSkips)
+	}
+}

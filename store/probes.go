@@ -156,3 +156,42 @@ func (db *DB) latestDecisions(ctx context.Context) (map[string]ProbeDecision, er
 	}
 	return out, rows.Err()
 }
+
+// PendingRemote is a listed remote whose probe phase never finished: it has
+// no decision at all (its domain was crawled by a run stopped before the
+// probe phase), or its latest decision was to probe and that run stored no
+// probe of it.
+type PendingRemote struct {
+	Norm       string
+	CardKey    string
+	CardSHA256 string
+	RemoteJSON string // the remote object as declared
+	CardJSON   string // the card as parsed
+}
+
+// PendingProbes returns the remotes an interrupted run left undecided or
+// unprobed, so the next run finishes them even if their domains are fresh.
+func (db *DB) PendingProbes(ctx context.Context) ([]PendingRemote, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT r.url_norm, r.card_key, c.sha256, r.json, c.json
+		FROM remotes r JOIN cards c ON c.key = r.card_key
+		WHERE EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)
+		  AND (NOT EXISTS (SELECT 1 FROM probe_decisions d WHERE d.remote_norm = r.url_norm)
+		       OR EXISTS (SELECT 1 FROM probe_decisions d
+		                  WHERE d.remote_norm = r.url_norm AND d.decision = 'probe'
+		                    AND d.id = (SELECT MAX(d2.id) FROM probe_decisions d2 WHERE d2.remote_norm = r.url_norm)
+		                    AND NOT EXISTS (SELECT 1 FROM probes p WHERE p.remote_norm = r.url_norm AND p.run_id = d.run_id)))
+		ORDER BY r.url_norm`)
+	if err != nil {
+		return nil, fmt.Errorf("pending probes: %w", err)
+	}
+	defer rows.Close()
+	var out []PendingRemote
+	for rows.Next() {
+		var p PendingRemote
+		if err := rows.Scan(&p.Norm, &p.CardKey, &p.CardSHA256, &p.RemoteJSON, &p.CardJSON); err != nil {
+			return nil, fmt.Errorf("pending probes: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
