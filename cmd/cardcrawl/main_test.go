@@ -177,6 +177,13 @@ func TestCrawlThroughFlags(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "https://a.example.org/mcp") {
 		t.Errorf("servers: exit %d\n%s", code, stdout)
 	}
+
+	// With --connect-to, namespace checks stay on the rerouted HTTP path and
+	// never ask the machine's DNS.
+	code, stdout, stderr = run(t, "", "namespaces", "--check", "--db", db, "--connect-to", web.ConnectTo(), "--ca-cert", ca)
+	if code != exitOK || !strings.Contains(stderr, "DNS proofs not checked") || !strings.Contains(stdout, "com.example") {
+		t.Errorf("namespaces --check: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
 }
 
 // TestDemo runs the demo end to end: it must work offline and find servers.

@@ -60,7 +60,14 @@ func runNamespaces(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		opts.Checker = namespace.NewChecker(namespace.Options{HTTP: fc, Resolver: net.DefaultResolver, Logger: log})
+		nopts := namespace.Options{HTTP: fc, Resolver: net.DefaultResolver, Logger: log}
+		if len(nf.connectTo) > 0 {
+			// --connect-to reroutes HTTP to a test setup, but DNS queries
+			// would still reach the real resolver: skip them and say so.
+			nopts.Resolver = nil
+			fmt.Fprintln(e.stderr, "namespaces: DNS proofs not checked: --connect-to reroutes HTTP only, and DNS lookups would leave it")
+		}
+		opts.Checker = namespace.NewChecker(nopts)
 	}
 	st, err := openExisting(ctx, e, db, lf)
 	if err != nil {
