@@ -190,3 +190,17 @@ func TestServe(t *testing.T) {
 		}
 	}
 }
+
+func TestRegistryListSkipsNameless(t *testing.T) {
+	ss := servers()
+	ss[3].Card.Name = ""
+	list := feed.RegistryList(feed.Records(ss))
+	for _, e := range list.Servers {
+		if e.Server["name"] == "" {
+			t.Errorf("entry without a name: %v", e.Server)
+		}
+	}
+	if len(list.Servers) != 2 {
+		t.Errorf("%d entries, want 2", len(list.Servers))
+	}
+}

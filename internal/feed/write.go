@@ -100,9 +100,11 @@ type RegistryListing struct {
 	Metadata map[string]any  `json:"metadata"`
 }
 
-// RegistryList groups endpoint records by the card that declares them, so
-// each card becomes one server.json-shaped entry carrying the remotes found
-// for it, with the discovery facts under a namespaced _meta key.
+// RegistryList groups endpoint records by the card that describes them, so
+// each such card becomes one server.json-shaped entry carrying the remotes
+// found for it, with the discovery facts under a namespaced _meta key. A card
+// whose endpoints are all described by a better-graded card, or that has no
+// name, has no entry of its own.
 func RegistryList(records []Record) RegistryListing {
 	type group struct {
 		rec     Record
@@ -132,6 +134,11 @@ func RegistryList(records []Record) RegistryListing {
 	out := RegistryListing{Servers: []RegistryEntry{}}
 	for _, key := range order {
 		g := groups[key]
+		if g.rec.Name == "" {
+			// A server.json must have a name; a nameless card stays in the
+			// JSONL/CSV feed with its grade, but not in the Registry shape.
+			continue
+		}
 		srv := map[string]any{"$schema": RegistrySchema, "name": g.rec.Name, "description": g.rec.Description,
 			"version": g.rec.Version}
 		if g.rec.Title != "" {
