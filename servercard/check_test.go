@@ -479,3 +479,29 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+func TestRemoteNonPublicAddress(t *testing.T) {
+	v := newValidator(t)
+	for _, tt := range []struct {
+		url  string
+		want bool
+	}{
+		{"https://169.254.169.254/latest/meta-data/mcp", true},
+		{"https://10.0.0.5/mcp", true},
+		{"https://[::1]/mcp", true},
+		{"https://[::ffff:127.0.0.1]/mcp", true},
+		{"https://100.64.1.1/mcp", true},
+		{"https://93.184.216.34/mcp", false},
+		{"https://mcp.example.com/mcp", false},
+	} {
+		card := `{"$schema":"` + SchemaURL + `","name":"com.example/x","version":"1.0.0","description":"d","remotes":[{"type":"streamable-http","url":"` + tt.url + `"}]}`
+		res := v.Check([]byte(card))
+		got := false
+		for _, f := range res.Findings {
+			got = got || f.Code == CodeRemoteNonPublicAddress
+		}
+		if got != tt.want {
+			t.Errorf("%s: finding %v, want %v (%v)", tt.url, got, tt.want, res.Findings)
+		}
+	}
+}

@@ -59,6 +59,7 @@
 //	remote_templated                   info    remote URL has {placeholders}
 //	remote_template_undefined          warning a placeholder missing from variables
 //	remote_plain_http                  warning http:// remote
+//	remote_non_public_address          warning IP-literal host outside public address space
 //	remote_userinfo                    warning user@host in a remote URL
 //	remote_url_invalid                 warning remote URL passes the pattern but cannot be normalised
 //	remote_duplicate                   info    same type and normalised URL twice

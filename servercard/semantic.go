@@ -3,6 +3,7 @@ package servercard
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -29,6 +30,7 @@ const (
 	CodeRemoteTemplateUndefined = "remote_template_undefined" // warning: a {placeholder} has no entry in variables
 	CodeRemotePlainHTTP         = "remote_plain_http"         // warning: http:// remote
 	CodeRemoteUserinfo          = "remote_userinfo"           // warning: user@ in a remote URL
+	CodeRemoteNonPublicAddress  = "remote_non_public_address" // warning: host is an IP literal outside public address space
 	CodeRemoteURLInvalid        = "remote_url_invalid"        // warning: matches the schema pattern but cannot be normalised
 	CodeRemoteDuplicate         = "remote_duplicate"          // info: same type and normalised URL twice
 	CodeSecretHeaderValue       = "secret_header_value"       // warning: isSecret header with a literal value
@@ -190,6 +192,10 @@ func checkRemotes(obj map[string]json.RawMessage, out *finding.List) {
 		if hasUserinfo(r.URL) {
 			out.Add(finding.Warning, CodeRemoteUserinfo, base+"/url", "remote URL carries user info (user@host)")
 		}
+		if ip, ok := literalIP(r.URL); ok && !publicIP(ip) {
+			out.Add(finding.Warning, CodeRemoteNonPublicAddress, base+"/url",
+				fmt.Sprintf("remote points at %s, which is not a public address (loopback, private, link-local or cloud metadata); a public card must not", ip))
+		}
 		key, err := NormalizeURL(r.URL)
 		if err != nil {
 			out.Add(finding.Warning, CodeRemoteURLInvalid, base+"/url", fmt.Sprintf("remote URL cannot be normalised: %v", err))
@@ -298,4 +304,36 @@ func grade(c *Card, shape string, schemaValid bool, fs finding.List) Grade {
 		}
 	}
 	return NearConformant
+}
+
+// literalIP returns the host of a URL when it is written as an IP address.
+func literalIP(raw string) (netip.Addr, bool) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	ip, err := netip.ParseAddr(u.Hostname())
+	return ip.Unmap(), err == nil
+}
+
+// publicIP is a coarse check for a card author's mistake (the fetch guard
+// is the real gate): everything but global unicast, and the private,
+// CGNAT and metadata ranges within it, is not public.
+func publicIP(ip netip.Addr) bool {
+	if !ip.IsGlobalUnicast() || ip.IsPrivate() {
+		return false
+	}
+	for _, p := range nonPublicPrefixes {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	return true
+}
+
+var nonPublicPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("100.64.0.0/10"),  // CGNAT
+	netip.MustParsePrefix("169.254.0.0/16"), // link-local, cloud metadata
+	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments
+	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking
 }
