@@ -327,6 +327,9 @@ func compareRemotes(a, b []servercard.Remote) []Diff {
 		var scKey string // the remote's name in servercard's field paths
 		switch {
 		case inA && inB:
+			// server.json has no supportedProtocolVersions: a card that
+			// declares them does not differ from the Registry by doing so.
+			x.SupportedProtocolVersions = nil
 			nx, _ := servercard.NormalizeURL(x.URL)
 			ny, _ := servercard.NormalizeURL(y.URL)
 			if nx != ny {

@@ -301,3 +301,15 @@ func TestMatchStopsAtPublicSuffix(t *testing.T) {
 		t.Errorf("Match (-want +got):\n%s", diff)
 	}
 }
+
+// TestCompareIgnoresCardOnlyProtocolVersions: server.json has no
+// supportedProtocolVersions, so declaring them is not a difference.
+func TestCompareIgnoresCardOnlyProtocolVersions(t *testing.T) {
+	card := servercard.Card{Name: "com.example/x", Remotes: []servercard.Remote{{Type: "streamable-http",
+		URL: "https://mcp.example.com/mcp", SupportedProtocolVersions: []string{"2025-06-18"}}}}
+	server := servercard.Card{Name: "com.example/x", Remotes: []servercard.Remote{{Type: "streamable-http",
+		URL: "https://mcp.example.com/mcp/"}}}
+	if diffs := reconcile.Compare(card, server); len(diffs) != 0 {
+		t.Errorf("diffs = %+v, want none", diffs)
+	}
+}
