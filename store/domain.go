@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 )
 
@@ -285,6 +286,9 @@ type DomainRow struct {
 	Remotes        int    `json:"remotes"`
 	LastCrawledAt  string `json:"lastCrawledAt,omitempty"`
 	NextFetchAfter string `json:"nextFetchAfter,omitempty"`
+	// CatalogFindings are the distinct finding codes of the domain's
+	// catalogs (spec_version_missing, entries_truncated, catalog_cycle, …).
+	CatalogFindings []string `json:"catalogFindings,omitempty"`
 }
 
 // Domains lists every known domain, in name order.
@@ -306,7 +310,55 @@ func (db *DB) Domains(ctx context.Context) ([]DomainRow, error) {
 		d.LastCrawledAt, d.NextFetchAfter = last.String, next.String
 		out = append(out, d)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list domains: %w", err)
+	}
+	findings, err := db.catalogFindingCodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].CatalogFindings = findings[out[i].Domain]
+	}
+	return out, nil
+}
+
+// catalogFindingCodes maps each domain to the sorted, distinct finding codes
+// of its catalogs.
+func (db *DB) catalogFindingCodes(ctx context.Context) (map[string][]string, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT domain, findings FROM catalogs`)
+	if err != nil {
+		return nil, fmt.Errorf("catalog findings: %w", err)
+	}
+	defer rows.Close()
+	seen := map[string]map[string]bool{}
+	for rows.Next() {
+		var domain, raw string
+		if err := rows.Scan(&domain, &raw); err != nil {
+			return nil, fmt.Errorf("catalog findings: %w", err)
+		}
+		var fs []struct {
+			Code string `json:"code"`
+		}
+		_ = json.Unmarshal([]byte(raw), &fs) // written by SaveDomain; a bad row only loses its codes
+		for _, f := range fs {
+			if seen[domain] == nil {
+				seen[domain] = map[string]bool{}
+			}
+			seen[domain][f.Code] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("catalog findings: %w", err)
+	}
+	out := map[string][]string{}
+	for d, codes := range seen {
+		for c := range codes {
+			out[d] = append(out[d], c)
+		}
+		sort.Strings(out[d])
+	}
+	return out, nil
 }
 
 func jsonText(v any) (string, error) {

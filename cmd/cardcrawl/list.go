@@ -39,13 +39,14 @@ func runDomains(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.stdout, nonNilSlice(rows))
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DOMAIN\tOUTCOME\tCLASS\tCARDS\tREMOTES\tREASON")
+	fmt.Fprintln(tw, "DOMAIN\tOUTCOME\tCLASS\tCARDS\tREMOTES\tCATALOG FINDINGS\tREASON")
 	for _, d := range rows {
 		outcome := d.Outcome
 		if d.State == "pending" {
 			outcome = "pending"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", d.Domain, outcome, dash(d.Class), d.Cards, d.Remotes, truncate(d.Reason, 90))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", d.Domain, outcome, dash(d.Class), d.Cards, d.Remotes,
+			dash(truncate(strings.Join(d.CatalogFindings, ","), 40)), truncate(d.Reason, 80))
 	}
 	return tw.Flush()
 }
