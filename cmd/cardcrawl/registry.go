@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -138,7 +140,7 @@ func runRegistrySync(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintln(e.stderr)
 		}
 	} else {
-		res, syncErr = registry.ImportDump(ctx, registry.ImportOptions{Store: st, Source: baseURL, Validator: val, Logger: log}, body)
+		res, syncErr = registry.ImportDump(ctx, registry.ImportOptions{Store: st, Source: dumpSource(fs, baseURL, fromFile), Validator: val, Logger: log}, body)
 	}
 	report := registrySyncReport{Sync: res}
 	if syncErr != nil {
@@ -307,4 +309,22 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "\n%d entries, %d with errors the Registry would reject today ('--json' has every finding's message)\n", len(recs), bad)
 	return nil
+}
+
+// dumpSource names where imported entries came from: the registry named by
+// an explicit --url, otherwise the file itself, so a dump of unknown origin
+// is not filed under the official Registry's name.
+func dumpSource(fs *flag.FlagSet, baseURL, file string) string {
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "url" })
+	if explicit {
+		return baseURL
+	}
+	if file == "-" {
+		return "file:stdin"
+	}
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	return "file:" + file
 }

@@ -139,6 +139,11 @@ func TestRegistrySyncFromFile(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "dump import, 0 pages, 1 entries stored") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
+	// Without --url the entries are filed under the dump, not under the
+	// official Registry's name.
+	if !strings.Contains(stdout, "file:"+dump) {
+		t.Errorf("source is not the dump file:\n%s", stdout)
+	}
 }
 
 // TestRegistrySyncInterruptedExits130: Ctrl-C while a page is in flight
