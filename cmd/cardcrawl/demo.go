@@ -48,8 +48,13 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("make demo directory: %w", err)
 	}
+	// The CA is only good while this process serves the simulated web; the
+	// directory stays only when it holds the database the user will open.
 	if db.path == "" {
 		db.path = filepath.Join(dir, "demo.db")
+		defer os.Remove(filepath.Join(dir, "simweb-ca.pem"))
+	} else {
+		defer os.RemoveAll(dir)
 	}
 	web, domains, err := simweb.Demo(simweb.Options{Logger: log})
 	if err != nil {
@@ -78,7 +83,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 
-	fmt.Fprintf(e.stdout, "Simulated web: %d domains on https://%s (CA %s)\n\n", len(domains), web.Addr(), caFile)
+	fmt.Fprintf(e.stdout, "Simulated web: %d domains on https://%s (reached with --connect-to %s)\n\n", len(domains), web.Addr(), web.ConnectTo())
 	cf.force = true // a demo always shows a full crawl, even into a reused database
 	sum, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf}, domains)
 	if err != nil {
@@ -130,9 +135,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, `
-Files:
-  database  %s
-  CA        %s
+Database: %s
 
 Try next:
   go run ./cmd/cardcrawl servers --db %s --json
@@ -140,7 +143,7 @@ Try next:
   go run ./cmd/cardcrawl probes --db %s
   go run ./cmd/cardcrawl diff --db %s --json
   go run ./cmd/cardcrawl serve --db %s         # the feed and a page on http://127.0.0.1:8080/
-  go run ./cmd/simweb --demo        # keep the simulated web running, to crawl it yourself
-`, db.path, caFile, db.path, db.path, db.path, db.path, db.path)
+  go run ./cmd/simweb --demo --ca-out /tmp/simweb-ca.pem   # keep a simulated web running, to crawl it yourself
+`, db.path, db.path, db.path, db.path, db.path, db.path)
 	return nil
 }
