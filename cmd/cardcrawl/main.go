@@ -126,6 +126,7 @@ Commands:
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprintf(w, "  %-12s %s\n", "version", "print the version")
 	fmt.Fprintf(w, `
 Run 'cardcrawl <command> --help' for a command's flags.
 Exit codes: 0 done (failed domains are data, not errors), 1 the run failed, 2 usage,

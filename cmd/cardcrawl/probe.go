@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/cardcrawl/cardcrawl/discover"
@@ -153,7 +154,7 @@ func runProbes(ctx context.Context, e *env, args []string) error {
 			tools = strconv.Itoa(*r.ToolCount)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.URL, outcome, dash(r.Transport), dash(r.Protocol),
-			dash(r.ServerName+" "+r.ServerVersion), tools, r.ProbedAt)
+			dash(strings.TrimSpace(r.ServerName+" "+r.ServerVersion)), tools, shortTime(r.ProbedAt))
 	}
 	return tw.Flush()
 }
