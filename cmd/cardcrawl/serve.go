@@ -17,7 +17,7 @@ func init() {
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve", "[--addr HOST:PORT] [flags]", joinLines(
-		"Serve what the database holds, read-only and fresh on every request:",
+		"Serve what the database holds, read-only (reread at most every 5 seconds):",
 		"  /                              an HTML table of the discovered servers",
 		"  /v0.1/servers                  Registry v0.1 list API (limit, cursor)",
 		"  /v0.1/servers/{name}/versions/latest",

@@ -3,6 +3,7 @@ package feed_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -202,5 +204,35 @@ func TestRegistryListSkipsNameless(t *testing.T) {
 	}
 	if len(list.Servers) != 2 {
 		t.Errorf("%d entries, want 2", len(list.Servers))
+	}
+}
+
+// TestServeCachesReads: paging must not reread the database for every page,
+// and a changed feed shows once the cache expires.
+func TestServeCachesReads(t *testing.T) {
+	reads := 0
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	h := feed.Handler(feed.ServerOptions{
+		Source: func(context.Context) ([]feed.Record, error) { reads++; return feed.Records(servers()), nil },
+		Now:    func() time.Time { return now },
+	})
+	get := func(path string) int {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Code
+	}
+	for range 3 {
+		get("/v0.1/servers?limit=1")
+	}
+	if reads != 1 {
+		t.Errorf("%d reads for 3 requests within the cache time, want 1", reads)
+	}
+	now = now.Add(6 * time.Second)
+	get("/v0.1/servers")
+	if reads != 2 {
+		t.Errorf("%d reads after the cache expired, want 2", reads)
+	}
+	if code := get("/v0.1/servers?cursor=" + base64.RawURLEncoding.EncodeToString([]byte("https://gone.example/card"))); code != http.StatusBadRequest {
+		t.Errorf("stale cursor: %d, want 400", code)
 	}
 }

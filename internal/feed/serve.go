@@ -7,18 +7,26 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
-// Source returns the current records; the server calls it per request so it
-// always serves what the database holds now.
+// Source returns the current records.
 type Source func(ctx context.Context) ([]Record, error)
 
 // ServerOptions configure Handler.
 type ServerOptions struct {
 	Source Source
 	Logger *slog.Logger
+	// CacheFor is how long one read of the Source serves requests (default
+	// 5 s). Paging through /v0.1/servers would otherwise reread the whole
+	// database for every page; a few seconds' staleness is the price.
+	CacheFor time.Duration
+	// Now is the clock (tests inject one). Defaults to time.Now.
+	Now func() time.Time
 }
 
 // Handler serves the feed: a read-only Registry v0.1 list API
@@ -28,6 +36,12 @@ type ServerOptions struct {
 func Handler(opts ServerOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.CacheFor <= 0 {
+		opts.CacheFor = 5 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	s := &server{opts: opts}
 	mux := http.NewServeMux()
@@ -42,16 +56,37 @@ func Handler(opts ServerOptions) http.Handler {
 	return mux
 }
 
-type server struct{ opts ServerOptions }
+type server struct {
+	opts ServerOptions
+
+	mu      sync.Mutex
+	cached  []Record
+	expires time.Time
+}
 
 func (s *server) records(w http.ResponseWriter, r *http.Request) ([]Record, bool) {
-	recs, err := s.opts.Source(r.Context())
+	recs, err := s.read(r.Context())
 	if err != nil {
 		s.opts.Logger.Error("reading the feed", "err", err)
 		problem(w, http.StatusInternalServerError, "the feed could not be read")
 		return nil, false
 	}
 	return recs, true
+}
+
+// read returns the cached records, reading the Source again once they are
+// older than CacheFor. Concurrent requests share one read.
+func (s *server) read(ctx context.Context) ([]Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now := s.opts.Now(); s.cached == nil || !now.Before(s.expires) {
+		recs, err := s.opts.Source(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.cached, s.expires = recs, now.Add(s.opts.CacheFor)
+	}
+	return s.cached, nil
 }
 
 func (s *server) file(format, contentType string) http.HandlerFunc {
@@ -103,6 +138,10 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	var page []RegistryEntry
 	started := after == ""
 	next := ""
+	if !started && !slices.ContainsFunc(all.Servers, func(e RegistryEntry) bool { return entryKey(e) == after }) {
+		problem(w, http.StatusBadRequest, "the cursor names a server that is no longer in the feed; start again without a cursor")
+		return
+	}
 	for _, e := range all.Servers {
 		key := entryKey(e)
 		if !started {
