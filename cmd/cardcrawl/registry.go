@@ -286,7 +286,17 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 	if rf.asJSON {
 		return writeJSON(e.stdout, recs)
 	}
+	// The source column only when there is more than one registry to tell
+	// apart (the official one, a subregistry, an imported dump).
+	sources := map[string]bool{}
+	for _, r := range recs {
+		sources[r.Source] = true
+	}
+	many := len(sources) > 1
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	if many {
+		fmt.Fprint(tw, "REGISTRY\t")
+	}
 	fmt.Fprintln(tw, "NAME\tVERSION\tSTATUS\tLATEST\tSCHEMA\tFINDINGS")
 	bad := 0
 	for _, r := range recs {
@@ -300,6 +310,9 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 		codes := make([]string, 0, len(r.Findings))
 		for _, f := range r.Findings {
 			codes = append(codes, f.Code+" ("+string(f.Severity)+")")
+		}
+		if many {
+			fmt.Fprintf(tw, "%s\t", r.Source)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Version, dash(r.Status), latest, dash(r.SchemaVersion),
 			dash(truncate(strings.Join(codes, ", "), 100)))
