@@ -29,6 +29,13 @@ const (
 // errInterrupted ends a run stopped by Ctrl-C, after it said what was left.
 var errInterrupted = errors.New("interrupted")
 
+// reported is a run failure the command has already explained on its own
+// output; it exits 1 without saying it again.
+type reported struct{ err error }
+
+func (r reported) Error() string { return r.err.Error() }
+func (r reported) Unwrap() error { return r.err }
+
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "0.1.0-dev"
 
@@ -101,6 +108,9 @@ func exitCode(e *env, err error) int {
 	}
 	if errors.Is(err, errInterrupted) {
 		return exitInterrupted
+	}
+	if errors.As(err, new(reported)) {
+		return exitRun
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {

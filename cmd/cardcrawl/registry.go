@@ -166,6 +166,9 @@ func runRegistrySync(ctx context.Context, e *env, args []string) error {
 			res.Pages, res.Entries)
 		return errInterrupted
 	}
+	if syncErr != nil && !asJSON {
+		return reported{syncErr} // the report above already said why it stopped
+	}
 	return syncErr
 }
 
