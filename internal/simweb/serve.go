@@ -27,7 +27,9 @@ func (w *Web) serveResource(rw http.ResponseWriter, r *http.Request, res *resour
 		}
 	case behaviorHang:
 		w.block(r)
-		return
+		// Returning normally would send an empty 200 when the Web closes
+		// first; a hang never answers, so drop the connection instead.
+		panic(http.ErrAbortHandler)
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		rw.Header().Set("Allow", "GET, HEAD")
