@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -186,7 +187,13 @@ func Crawl(ctx context.Context, opts Options, domains []string) (Summary, error)
 		}
 	}
 
-	runID, err := opts.Store.StartRun(ctx, runOptions(opts))
+	host, _ := os.Hostname()
+	if n, err := opts.Store.AbandonDeadRuns(ctx, host, processAlive); err != nil {
+		return sum, err
+	} else if n > 0 {
+		opts.Logger.Info("earlier runs ended without finishing (killed?); their work resumes now", "runs", n)
+	}
+	runID, err := opts.Store.StartRun(ctx, store.RunStart{Options: runOptions(opts), Host: host, PID: os.Getpid()})
 	if err != nil {
 		return sum, err
 	}

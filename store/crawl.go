@@ -48,22 +48,68 @@ const (
 	RunDone        = "done"
 	RunInterrupted = "interrupted"
 	RunFailed      = "failed"
+	// RunAbandoned is a run whose process died without saying how it ended
+	// (kill -9, a crash, a power cut); its work resumes like any other.
+	RunAbandoned = "abandoned"
 )
 
+// RunStart describes a run as it starts.
+type RunStart struct {
+	Options any
+	// Host and PID name the process, so a later run on the same host can
+	// tell whether it is still alive.
+	Host string
+	PID  int
+}
+
 // StartRun records the start of a crawl run and returns its id.
-func (db *DB) StartRun(ctx context.Context, options any) (int64, error) {
-	opts, err := json.Marshal(options)
+func (db *DB) StartRun(ctx context.Context, r RunStart) (int64, error) {
+	opts, err := json.Marshal(r.Options)
 	if err != nil {
 		return 0, fmt.Errorf("encode run options: %w", err)
 	}
 	var id int64
 	err = db.sql.QueryRowContext(ctx,
-		`INSERT INTO runs (started_at, status, options) VALUES (?, ?, ?) RETURNING id`,
-		db.Now(), RunRunning, string(opts)).Scan(&id)
+		`INSERT INTO runs (started_at, status, options, host, pid) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		db.Now(), RunRunning, string(opts), r.Host, r.PID).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("start run: %w", err)
 	}
 	return id, nil
+}
+
+// AbandonDeadRuns marks as abandoned the runs still "running" that were
+// started on host by a process alive says is gone. Runs of other hosts are
+// left alone: their processes cannot be checked from here.
+func (db *DB) AbandonDeadRuns(ctx context.Context, host string, alive func(pid int) bool) (int, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT id, pid FROM runs WHERE status = ? AND host = ?`, RunRunning, host)
+	if err != nil {
+		return 0, fmt.Errorf("running runs: %w", err)
+	}
+	var dead []int64
+	for rows.Next() {
+		var id int64
+		var pid int
+		if err := rows.Scan(&id, &pid); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("running runs: %w", err)
+		}
+		if !alive(pid) {
+			dead = append(dead, id)
+		}
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return 0, fmt.Errorf("running runs: %w", err)
+	}
+	for _, id := range dead {
+		if _, err := db.sql.ExecContext(ctx, `UPDATE runs SET status = ? WHERE id = ? AND status = ?`,
+			RunAbandoned, id, RunRunning); err != nil {
+			return 0, fmt.Errorf("abandon run %d: %w", id, err)
+		}
+	}
+	return len(dead), nil
 }
 
 // FinishRun records how a run ended. It uses a fresh context so a cancelled

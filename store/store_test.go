@@ -191,3 +191,42 @@ func TestTimesSortAsText(t *testing.T) {
 		}
 	}
 }
+
+func TestAbandonDeadRuns(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "x.db"), nil)
+	ctx := context.Background()
+	start := func(host string, pid int) int64 {
+		id, err := db.StartRun(ctx, store.RunStart{Options: map[string]any{}, Host: host, PID: pid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	dead, live, elsewhere := start("here", 101), start("here", 102), start("there", 103)
+	finished := start("here", 104)
+	if err := db.FinishRun(finished, store.RunDone, nil); err != nil {
+		t.Fatal(err)
+	}
+	n, err := db.AbandonDeadRuns(ctx, "here", func(pid int) bool { return pid == 102 })
+	if err != nil || n != 1 {
+		t.Fatalf("AbandonDeadRuns = %d, %v; want 1", n, err)
+	}
+	got := map[int64]string{}
+	rows, err := db.SQL().Query(`SELECT id, status FROM runs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var s string
+		if err := rows.Scan(&id, &s); err != nil {
+			t.Fatal(err)
+		}
+		got[id] = s
+	}
+	want := map[int64]string{dead: "abandoned", live: "running", elsewhere: "running", finished: "done"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("run statuses (-want +got):\n%s", diff)
+	}
+}

@@ -163,6 +163,23 @@ func TestKilledCrawlResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	// The killed run could not say how it ended; the next one said it for it.
+	var statuses []string
+	rows, err := st.SQL().Query(`SELECT status FROM runs ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		statuses = append(statuses, s)
+	}
+	rows.Close()
+	if strings.Join(statuses, ",") != "abandoned,done" {
+		t.Errorf("run statuses %v, want [abandoned done]", statuses)
+	}
 	servers, err := st.Servers(context.Background())
 	if err != nil {
 		t.Fatal(err)
