@@ -7,10 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -193,19 +191,13 @@ func (d *domainCrawl) nextFetch(f *fetched, ok bool) time.Time {
 	return d.now().Add(fresh)
 }
 
-// retryAfter reads a 429 or 503's Retry-After (seconds or an HTTP date).
+// retryAfter is how long a 429 or 503 asked us to wait.
 func retryAfter(resp *fetch.Response, now time.Time) time.Duration {
 	if resp == nil || (resp.Status != 429 && resp.Status != 503) || resp.Header == nil {
 		return 0
 	}
-	v := strings.TrimSpace(resp.Header.Get("Retry-After"))
-	if secs, err := strconv.Atoi(v); err == nil && secs > 0 {
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return t.Sub(now)
-	}
-	return 0
+	wait, _ := fetch.RetryAfter(resp.Header.Get("Retry-After"), now)
+	return wait
 }
 
 // fetched is one fetch, its observation (not yet written), and the body to
@@ -277,7 +269,9 @@ func (d *domainCrawl) get(ctx context.Context, kind, rawURL, accept string) *fet
 		// A page, not a document: HTML is what we asked for.
 	case catalog.LooksLikeHTML(f.body):
 		f.fail(ClassSoft404, "an HTML page where JSON was expected")
-	case !json.Valid(f.body):
+	case kind != kindCatalog && !json.Valid(f.body):
+		// Catalogs are checked by catalog.Parse in the same pass that
+		// parses them (ErrNotJSON → not_json); cards are checked here.
 		f.fail(ClassNotJSON, "the body is not JSON")
 	}
 	return f

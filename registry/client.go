@@ -20,9 +20,6 @@ import (
 // PageLimit is the largest page the Registry serves (limit=101 is a 422).
 const PageLimit = 100
 
-// errBodySizeLimit is returned when a response exceeds ClientOptions.MaxBodyBytes.
-var errBodySizeLimit = errors.New("response body exceeds the size limit")
-
 // StatusError is a non-2xx answer from the registry, with the RFC 9457
 // problem detail when the body carried one.
 type StatusError struct {
@@ -269,7 +266,7 @@ func (c *Client) get(ctx context.Context, u string) ([]byte, http.Header, error)
 		}
 		wait := backoff(attempt)
 		if err == nil && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
-			if ra, ok := retryAfter(hdr.Get("Retry-After"), c.opts.Now()); ok {
+			if ra, ok := fetch.RetryAfter(hdr.Get("Retry-After"), c.opts.Now()); ok {
 				wait = ra
 			}
 		}
@@ -305,7 +302,7 @@ func retryable(err error, status int) bool {
 	if err == nil {
 		return status == http.StatusTooManyRequests || status >= 500
 	}
-	if errors.Is(err, errBodySizeLimit) {
+	if errors.Is(err, fetch.ErrBodySizeLimit) {
 		return false
 	}
 	switch fetch.Class(err, 0) {
@@ -378,7 +375,7 @@ func (c *Client) do(ctx context.Context, u string) (int, http.Header, []byte, er
 		return resp.StatusCode, resp.Header, nil, err
 	}
 	if int64(len(body)) > c.opts.MaxBodyBytes {
-		return resp.StatusCode, resp.Header, nil, errBodySizeLimit
+		return resp.StatusCode, resp.Header, nil, fetch.ErrBodySizeLimit
 	}
 	return resp.StatusCode, resp.Header, body, nil
 }
@@ -404,19 +401,4 @@ func problem(u string, status int, body []byte) error {
 		e.Detail = s
 	}
 	return e
-}
-
-// retryAfter parses delay-seconds or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }

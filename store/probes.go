@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 )
 
@@ -90,20 +91,12 @@ func (db *DB) Probes(ctx context.Context) ([]ProbeRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT DISTINCT remote_norm FROM probes ORDER BY remote_norm`)
-	if err != nil {
-		return nil, fmt.Errorf("list probes: %w", err)
+	out := make([]ProbeRow, 0, len(m))
+	for _, p := range m {
+		out = append(out, p)
 	}
-	defer rows.Close()
-	var out []ProbeRow
-	for rows.Next() {
-		var norm string
-		if err := rows.Scan(&norm); err != nil {
-			return nil, fmt.Errorf("list probes: %w", err)
-		}
-		out = append(out, m[norm])
-	}
-	return out, rows.Err()
+	sort.Slice(out, func(i, j int) bool { return out[i].RemoteNorm < out[j].RemoteNorm })
+	return out, nil
 }
 
 func (db *DB) latestProbes(ctx context.Context) (map[string]ProbeRow, error) {
