@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cardcrawl/cardcrawl/discover"
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 	"github.com/cardcrawl/cardcrawl/internal/simweb"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/catalog"
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"

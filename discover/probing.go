@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
 	"github.com/cardcrawl/cardcrawl/discover/probe"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )

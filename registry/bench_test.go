@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 	"github.com/cardcrawl/cardcrawl/registry"
 	"github.com/cardcrawl/cardcrawl/registry/registrytest"
 	"github.com/cardcrawl/cardcrawl/store"

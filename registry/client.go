@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 )
 
 // PageLimit is the largest page the Registry serves (limit=101 is a 422).

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 	"github.com/cardcrawl/cardcrawl/registry"
 )
 

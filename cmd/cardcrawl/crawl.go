@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/discover"
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
 	"github.com/cardcrawl/cardcrawl/discover/probe"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )

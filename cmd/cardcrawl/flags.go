@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 

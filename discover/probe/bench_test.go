@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 )
 
 // benchClient serves every *.example.com name from one TLS server (an empty

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 )
 
 // TestBodyCap checks the 1 MiB default, the same cap the rest of the program

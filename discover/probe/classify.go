@@ -5,7 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 )
 
 const (

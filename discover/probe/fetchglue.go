@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/url"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 )
 
 // checkTarget refuses URLs the probe must never touch, before any request,

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 )
 
 // testTimeout bounds each exchange in tests; only the hang cases reach it.

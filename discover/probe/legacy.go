@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 )
 
 // legacyEventBytes bounds what is read while waiting for the endpoint event:

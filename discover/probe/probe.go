@@ -37,7 +37,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 )
 
 // ProtocolVersion is the version the probe offers in initialize.

@@ -25,7 +25,7 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 )
 
 // Kinds of namespace.

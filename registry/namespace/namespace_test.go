@@ -23,7 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"golang.org/x/net/dns/dnsmessage"
 
-	"github.com/cardcrawl/cardcrawl/discover/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 	"github.com/cardcrawl/cardcrawl/registry/namespace"
 	"github.com/cardcrawl/cardcrawl/store"
 )
