@@ -2,7 +2,7 @@
 // follows entries to Server Cards (nested catalogs within bounds), validates
 // them, records everything in the store, and decides which remotes warrant an
 // MCP probe. It is the only package besides cmd that knows all the parts;
-// parsing lives in catalog and servercard, fetching in discover/fetch, SQL in
+// parsing lives in catalog and servercard, fetching in internal/fetch, SQL in
 // store.
 package discover
 

@@ -43,7 +43,7 @@ func (e *StatusError) Error() string {
 type ClientOptions struct {
 	// BaseURL is the registry root, e.g. DefaultBaseURL.
 	BaseURL string
-	// HTTPClient is the one guarded client of the program (discover/fetch),
+	// HTTPClient is the one guarded client of the program (internal/fetch),
 	// or an httptest client in tests. Required.
 	// Its transport sets the program's User-Agent on every request.
 	HTTPClient *http.Client

@@ -121,7 +121,7 @@ type reply struct {
 
 // do sends one request, reads the answer, closes the body, and records the
 // exchange in res. The one retry after a dropped connection is the
-// transport's (discover/fetch), so it is not repeated here.
+// transport's (internal/fetch), so it is not repeated here.
 func (p *Prober) do(ctx context.Context, res *Result, c call) reply {
 	res.Evidence = append(res.Evidence, Exchange{Step: c.step, Method: c.method, URL: c.url})
 	ex := &res.Evidence[len(res.Evidence)-1]
