@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -559,7 +560,7 @@ func TestSyncPermanentFailureSaysSo(t *testing.T) {
 		return true
 	}
 	_, err := e.sync(t, e.client(t, nil), nil)
-	if err == nil || strings.Contains(err.Error(), "resumes") || !strings.Contains(err.Error(), "not a temporary failure") {
+	if err == nil || strings.Contains(err.Error(), "resumes") || !strings.Contains(err.Error(), "not a temporary failure (http_404)") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -577,5 +578,53 @@ func TestSyncNamesAtMostTenInvalidEntries(t *testing.T) {
 	}
 	if res.Invalid != 12 || len(res.InvalidNames) != registry.MaxInvalidNames || res.InvalidNames[9] != "com.example/n09@1.0.0" {
 		t.Errorf("invalid %d, names %q; want 12 and the first 10", res.Invalid, res.InvalidNames)
+	}
+}
+
+// refusingAfter passes the first n requests to next, then dials a closed
+// loopback port for every later one: a registry that went away mid-sweep.
+type refusingAfter struct {
+	next   http.RoundTripper
+	n      int
+	closed string
+	seen   int
+}
+
+func (r *refusingAfter) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.seen++
+	if r.seen <= r.n {
+		return r.next.RoundTrip(req)
+	}
+	conn, err := (&net.Dialer{}).DialContext(req.Context(), "tcp", r.closed)
+	if err == nil {
+		conn.Close()
+		return nil, errors.New("the closed port accepted a connection")
+	}
+	return nil, err
+}
+
+// TestSyncRefusedMidSweepResumes: a refused connection is temporary, as the
+// real Registry showed when it was briefly unreachable mid-sweep; the
+// message says so and the next sync resumes from the page that failed.
+func TestSyncRefusedMidSweepResumes(t *testing.T) {
+	e := newEnv(t)
+	e.publishN(t, 250)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	c := e.client(t, func(o *registry.ClientOptions) {
+		o.HTTPClient = &http.Client{Transport: &refusingAfter{next: e.srv.Client().Transport, n: 1, closed: closed}}
+	})
+	res, err := e.sync(t, c, nil)
+	want := "connection refused; a temporary failure (connect): progress is kept and the next sync resumes from page 2"
+	if err == nil || !strings.Contains(err.Error(), want) || res.Entries != 100 {
+		t.Fatalf("sync = %d entries, %v; want 100 and %q", res.Entries, err, want)
+	}
+	res, err = e.sync(t, e.client(t, nil), nil)
+	if err != nil || !res.Resumed || res.Entries != 150 || !res.Complete {
+		t.Errorf("next sync = %+v, %v; want it to resume and store the other 150", res, err)
 	}
 }

@@ -198,18 +198,18 @@ func printSyncReport(w io.Writer, r registrySyncReport) {
 	if !s.Complete {
 		state = "incomplete"
 	}
-	how := s.Kind + " sweep"
+	how := fmt.Sprintf("%s sweep, %d pages", s.Kind, s.Pages)
 	switch {
 	case s.Kind == "file":
-		how = "dump import"
+		how = "dump import, 1 file"
 	case s.Kind == "delta":
-		how = "incremental sync since " + s.Since
+		how = fmt.Sprintf("incremental sync since %s, %d pages", s.Since, s.Pages)
 	}
 	if s.Resumed {
 		how += " (resumed)"
 	}
-	fmt.Fprintf(w, "%s: %s, %d pages, %d entries stored (%d with errors the Registry would reject), %s\n",
-		s.Source, how, s.Pages, s.Entries, s.Invalid, state)
+	fmt.Fprintf(w, "%s: %s, %d entries stored (%d with errors the Registry would reject), %s\n",
+		s.Source, how, s.Entries, s.Invalid, state)
 	if s.Watermark != "" {
 		fmt.Fprintf(w, "next incremental sync from %s\n", s.Watermark)
 	}
