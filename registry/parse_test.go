@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cardcrawl/cardcrawl/registry"
-	"github.com/cardcrawl/cardcrawl/store"
 )
 
 // The real handlers' bodies must parse: envelope, field names, time format.
@@ -64,32 +62,6 @@ func TestParseRecordedResponses(t *testing.T) {
 	}
 	if seen != len(want) {
 		t.Errorf("matched %d recorded responses, want %d", seen, len(want))
-	}
-}
-
-func TestPickLatest(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339Nano) }
-	tests := []struct {
-		name string
-		vs   []store.RegistryVersion
-		want string
-	}{
-		{"semver beats string order", []store.RegistryVersion{{Version: "1.10.0"}, {Version: "1.9.0"}}, "1.10.0"},
-		{"release beats prerelease", []store.RegistryVersion{{Version: "2.0.0-rc.1"}, {Version: "2.0.0"}}, "2.0.0"},
-		{"numeric prerelease order", []store.RegistryVersion{{Version: "2.0.0-rc.10"}, {Version: "2.0.0-rc.9"}}, "2.0.0-rc.10"},
-		{"semver beats non-semver", []store.RegistryVersion{{Version: "2024.1", PublishedAt: at(time.Hour)}, {Version: "0.1.0"}}, "0.1.0"},
-		{"non-semver by publishedAt", []store.RegistryVersion{{Version: "b", PublishedAt: at(0)}, {Version: "a", PublishedAt: at(500 * time.Millisecond)}}, "a"},
-		{"deleted skipped", []store.RegistryVersion{{Version: "2.0.0", Status: "deleted"}, {Version: "1.0.0", Status: "active"}}, "1.0.0"},
-		{"all deleted", []store.RegistryVersion{{Version: "2.0.0", Status: "deleted"}, {Version: "1.0.0", Status: "deleted"}}, "2.0.0"},
-		{"none", nil, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := registry.PickLatest(tt.vs); got != tt.want {
-				t.Errorf("PickLatest = %q, want %q", got, tt.want)
-			}
-		})
 	}
 }
 

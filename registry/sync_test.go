@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -627,4 +628,93 @@ func TestSyncRefusedMidSweepResumes(t *testing.T) {
 	if err != nil || !res.Resumed || res.Entries != 150 || !res.Complete {
 		t.Errorf("next sync = %+v, %v; want it to resume and store the other 150", res, err)
 	}
+}
+
+// TestSyncLatestAgreesWithRegistry: the double reports isLatest as the real
+// Registry did for each history of issue 12, and the latest cardcrawl
+// elects agrees, both after a delta sync (where the flag of a version that
+// stopped being latest is not sent again, and so lags) and after --full.
+func TestSyncLatestAgreesWithRegistry(t *testing.T) {
+	type pub struct {
+		version string
+		latest  bool // what the real Registry answered
+	}
+	histories := []struct {
+		name   string
+		first  pub
+		then   pub
+		delete bool // delete the first version before publishing the second
+		want   string
+	}{
+		{"com.example/leading-v", pub{"0.9.0", true}, pub{"v1.0.0", true}, false, "v1.0.0"},
+		{"com.example/v-higher", pub{"v2.0.0", true}, pub{"1.5.0", false}, false, "v2.0.0"},
+		{"com.example/zero-pre", pub{"1.0.0-01", true}, pub{"0.5.0", true}, false, "0.5.0"},
+		{"com.example/underscore", pub{"1.0.0-rc_1", true}, pub{"0.5.0", true}, false, "0.5.0"},
+		{"com.example/empty-build", pub{"1.0.0+", true}, pub{"0.5.0", true}, false, "0.5.0"},
+		{"com.example/empty-ident", pub{"1.0.0-a..b", true}, pub{"0.5.0", true}, false, "0.5.0"},
+		{"com.example/all-deleted", pub{"0.0.1-seed", true}, pub{"0.0.0", false}, true, "0.0.1-seed"},
+	}
+	doc := func(name, version string) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json","name":%q,"description":"d","version":%q}`, name, version))
+	}
+	e := newEnv(t)
+	for _, h := range histories {
+		if err := e.double.Publish(doc(h.name, h.first.version), h.first.latest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clock.Advance(time.Hour) // past the delta's 5-minute overlap
+	c := e.client(t, nil)
+	if _, err := e.sync(t, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range histories {
+		e.clock.Advance(time.Hour)
+		if h.delete {
+			e.double.SetStatus(h.name, h.first.version, "deleted", "removed")
+			e.clock.Advance(time.Hour)
+		}
+		if err := e.double.Publish(doc(h.name, h.then.version), h.then.latest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clock.Advance(time.Hour)
+	check := func(when string, lagging bool) {
+		t.Helper()
+		latest, reported := map[string]string{}, map[string][]string{}
+		for _, r := range rows(t, e.db) {
+			if r.Latest {
+				latest[r.Name] = r.Version
+			}
+			if r.Reported {
+				reported[r.Name] = append(reported[r.Name], r.Version)
+			}
+		}
+		for _, h := range histories {
+			if latest[h.name] != h.want {
+				t.Errorf("%s: %s elected %q, the Registry %q", when, h.name, latest[h.name], h.want)
+			}
+			// The flags as received: current after --full; after a delta,
+			// an old version whose flag the Registry cleared still says true.
+			stale := lagging && h.first.latest && h.then.latest
+			if want := 1 + btoi(stale); len(reported[h.name]) != want || !slices.Contains(reported[h.name], h.want) {
+				t.Errorf("%s: %s reportedLatest on %q, want %q%s", when, h.name, reported[h.name], h.want, map[bool]string{true: " and the lagging first version"}[stale])
+			}
+		}
+	}
+	if res, err := e.sync(t, c, nil); err != nil || res.Kind != "delta" {
+		t.Fatalf("delta sync = %+v, %v", res, err)
+	}
+	check("after a delta sync", true)
+	if _, err := e.sync(t, c, func(o *registry.SyncOptions) { o.Full = true }); err != nil {
+		t.Fatal(err)
+	}
+	check("after --full", false)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -302,6 +302,7 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(tw, "NAME\tVERSION\tSTATUS\tLATEST\tSCHEMA\tFINDINGS")
 	bad := 0
+	var deletedLatest []string
 	for _, r := range recs {
 		if r.Invalid {
 			bad++
@@ -309,6 +310,10 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 		latest := "no"
 		if r.IsLatest {
 			latest = "yes"
+			if r.Status == "deleted" {
+				latest = "yes, deleted"
+				deletedLatest = append(deletedLatest, r.Name)
+			}
 		}
 		codes := make([]string, 0, len(r.Findings))
 		for _, f := range r.Findings {
@@ -324,6 +329,10 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\n%d entries, %d with errors the Registry would reject today ('--json' has every finding's message)\n", len(recs), bad)
+	if len(deletedLatest) > 0 {
+		fmt.Fprintf(e.stdout, "latest version deleted: %s (the Registry keeps a deleted version latest until a higher one is published; its .../versions/latest answers 404)\n",
+			strings.Join(deletedLatest, ", "))
+	}
 	return nil
 }
 

@@ -258,3 +258,38 @@ func TestRegistryEntries(t *testing.T) {
 		t.Errorf("missing database: exit %d, %s", code, stderr)
 	}
 }
+
+// TestRegistryEntriesDeletedLatest: when every version was deleted and a
+// lower one published afterwards, the Registry keeps the deleted version
+// latest; 'registry entries' shows that and says what it means.
+func TestRegistryEntriesDeletedLatest(t *testing.T) {
+	d, netArgs := registryDouble(t)
+	const name = "com.example/seeded"
+	doc := func(v string) json.RawMessage {
+		return json.RawMessage(`{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json","name":"` + name + `","description":"d","version":"` + v + `"}`)
+	}
+	if err := d.Publish(doc("0.0.1-seed"), true); err != nil {
+		t.Fatal(err)
+	}
+	d.SetStatus(name, "0.0.1-seed", "deleted", "spam")
+	if err := d.Publish(doc("0.0.0"), false); err != nil { // as the real Registry answered
+		t.Fatal(err)
+	}
+	dbPath := filepath.Join(t.TempDir(), "e.db")
+	if code, _, stderr := run(t, "", append([]string{"registry", "sync", "--db", dbPath}, netArgs...)...); code != exitOK {
+		t.Fatalf("sync exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "", "registry", "entries", "--db", dbPath, "--name", name)
+	if code != exitOK {
+		t.Fatalf("entries exit %d: %s", code, stderr)
+	}
+	squeezed := strings.Join(strings.Fields(stdout), " ")
+	for _, want := range []string{
+		name + " 0.0.0 active no", name + " 0.0.1-seed deleted yes, deleted",
+		"latest version deleted: " + name + " (the Registry keeps a deleted version latest",
+	} {
+		if !strings.Contains(squeezed, want) {
+			t.Errorf("entries output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
