@@ -167,3 +167,31 @@ func TestValidateMatchesRegistry(t *testing.T) {
 		})
 	}
 }
+
+// A dump of bare server.json: a draft-era document is kept under its
+// version_detail.version; a skipped one is named by index and name.
+func TestParseDumpDraftEraAndSkipped(t *testing.T) {
+	entries, skipped, err := registry.ParseDump([]byte(`[
+		{"name":"com.example/draft","description":"d","version_detail":{"version":"0.3.1"}},
+		{"name":"com.example/noversion","description":"d","version_detail":{"version":7}},
+		"not an object"
+	]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Server.Version != "0.3.1" || len(entries[0].Findings) != 1 ||
+		entries[0].Findings[0].Code != "version_in_version_detail" || entries[0].Findings[0].Path != "/0/version_detail/version" {
+		t.Errorf("entries = %+v", entries)
+	}
+	var got []string
+	for _, f := range skipped {
+		got = append(got, f.Path+" "+f.Message)
+	}
+	want := []string{
+		`/1 entry 1 ("com.example/noversion"): server.json has no version (nor a draft-era version_detail.version); skipped`,
+		`/2 entry 2: server is missing or not a JSON object; skipped`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -407,7 +408,7 @@ func toRows(entries []Entry, v *Validator) ([]store.RegistryEntry, []string) {
 	rows := make([]store.RegistryEntry, 0, len(entries))
 	var invalid []string
 	for _, e := range entries {
-		fl := v.Validate(e.Raw)
+		fl := append(slices.Clone(e.Findings), v.Validate(e.Raw)...)
 		if fl.HasError() {
 			invalid = append(invalid, e.Server.Name+"@"+e.Server.Version)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/registry"
 	"github.com/cardcrawl/cardcrawl/registry/registrytest"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -244,15 +245,22 @@ func TestSyncBadPages(t *testing.T) {
 		wantErr     string // substring; "" for success
 		wantEntries int
 		wantCodes   []string
+		wantMsgs    []string // substrings of the findings' messages, in order
 	}{
 		{name: "not json", body: `<html>oops</html>`, wantErr: "parse server list"},
 		{name: "not the envelope", body: `{"items":[]}`, wantErr: "not a v0.1 server list envelope"},
 		{name: "entry not an object", body: `{"servers":[1,"x",` + valid + `],"metadata":{"count":3}}`, wantEntries: 1,
-			wantCodes: []string{"entry_not_object", "entry_not_object"}},
+			wantCodes: []string{"entry_not_object", "entry_not_object"}, wantMsgs: []string{"entry 0 is not", "entry 1 is not"}},
 		{name: "server missing", body: `{"servers":[{"_meta":{}},` + valid + `],"metadata":{"count":2}}`, wantEntries: 1,
-			wantCodes: []string{"server_not_object"}},
-		{name: "no version", body: `{"servers":[{"server":{"name":"com.example/x"}}],"metadata":{"count":1}}`,
-			wantCodes: []string{"server_missing_key"}},
+			wantCodes: []string{"server_not_object"}, wantMsgs: []string{"entry 0: server is missing"}},
+		{name: "no version", body: `{"servers":[` + valid + `,{"server":{"name":"com.example/x"}}],"metadata":{"count":2}}`, wantEntries: 1,
+			wantCodes: []string{"server_missing_key"}, wantMsgs: []string{`entry 1 ("com.example/x"): server.json has no version`}},
+		{name: "no name", body: `{"servers":[{"server":{"version":"2.0.0"}}],"metadata":{"count":1}}`,
+			wantCodes: []string{"server_missing_key"}, wantMsgs: []string{`entry 0: server.json (version "2.0.0") has no name`}},
+		// A draft-era server.json is kept under its version_detail.version,
+		// with a finding of its own (TestSyncStoresDraftEraServerJSON).
+		{name: "draft-era version", body: `{"servers":[{"server":{"name":"com.example/draft","description":"d","version_detail":{"version":"1.0.2"}}}],"metadata":{"count":1}}`,
+			wantEntries: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -285,6 +293,11 @@ func TestSyncBadPages(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantCodes, codes); diff != "" {
 				t.Errorf("finding codes (-want +got):\n%s", diff)
+			}
+			for i, m := range tt.wantMsgs {
+				if i >= len(res.Findings) || !strings.Contains(res.Findings[i].Message, m) {
+					t.Errorf("finding %d does not say %q: %v", i, m, res.Findings)
+				}
 			}
 			if n, _ := e.db.CountRegistryEntries(context.Background(), ""); n != 1+tt.wantEntries {
 				t.Errorf("stored %d entries, want %d", n, 1+tt.wantEntries)
@@ -717,4 +730,35 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestSyncStoresDraftEraServerJSON: server.json as repositories committed it
+// before the 2025-07-09 schema was published (the version under
+// version_detail) is stored under that version with a precise finding,
+// beside what validation says, instead of being skipped.
+func TestSyncStoresDraftEraServerJSON(t *testing.T) {
+	e := newEnv(t)
+	draft := json.RawMessage(`{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-07-09/server.schema.json","name":"io.github.example/weather","description":"MCP server for weather data access","status":"active","version_detail":{"version":"1.0.2"},"packages":[{"registry_type":"npm","identifier":"weather-mcp-server","version":"1.0.2"}]}`)
+	if err := e.double.Load(draft, registrytest.Official{Status: "active", PublishedAt: e.clock.Now(), StatusChangedAt: e.clock.Now(), UpdatedAt: e.clock.Now(), IsLatest: true}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.sync(t, e.client(t, nil), nil)
+	if err != nil || res.Entries != 1 || len(res.Findings) != 0 || res.Invalid != 1 {
+		t.Fatalf("sync = %+v, %v; want the entry stored (and counted invalid), nothing skipped", res, err)
+	}
+	es, err := e.db.RegistryEntries(context.Background(), store.RegistryFilter{})
+	if err != nil || len(es) != 1 {
+		t.Fatalf("entries %v, %v", es, err)
+	}
+	if es[0].Name != "io.github.example/weather" || es[0].Version != "1.0.2" || !es[0].IsLatest {
+		t.Errorf("stored %s %s latest=%v", es[0].Name, es[0].Version, es[0].IsLatest)
+	}
+	var fl finding.List
+	if err := json.Unmarshal([]byte(es[0].Findings), &fl); err != nil {
+		t.Fatal(err)
+	}
+	if len(fl) == 0 || fl[0].Code != "version_in_version_detail" || fl[0].Path != "/servers/0/server/version_detail/version" ||
+		!strings.Contains(fl[0].Message, `"1.0.2" is in version_detail.version`) {
+		t.Errorf("first finding = %+v, want version_in_version_detail at the field", fl)
+	}
 }
