@@ -8,6 +8,7 @@ package failure
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -81,24 +82,10 @@ func Miss(c Class, status int) bool {
 const statusGone = 410
 
 // Classes lists every class, sorted.
-func Classes() []Class {
-	out := make([]Class, 0, len(table))
-	for c := range table {
-		out = append(out, c)
-	}
-	slices.Sort(out)
-	return out
-}
+func Classes() []Class { return slices.Sorted(maps.Keys(table)) }
 
 // Outcomes lists every probe outcome, sorted.
-func Outcomes() []Outcome {
-	out := make([]Outcome, 0, len(outcomes))
-	for o := range outcomes {
-		out = append(out, o)
-	}
-	slices.Sort(out)
-	return out
-}
+func Outcomes() []Outcome { return slices.Sorted(maps.Keys(outcomes)) }
 
 // Known reports whether o is an outcome of the table.
 func (o Outcome) Known() bool { _, ok := outcomes[o]; return ok }
