@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -203,5 +204,20 @@ func TestSemverPrecedence(t *testing.T) {
 	y, _ := parseSemver("v1.0.0+y")
 	if x.compare(y) != 0 {
 		t.Errorf("build metadata and a leading v must not count")
+	}
+}
+
+// BenchmarkPickLatest elects among 50 versions with full histories, the
+// work the store does for each name a page touches.
+func BenchmarkPickLatest(b *testing.B) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	vs := make([]store.RegistryVersion, 50)
+	for i := range vs {
+		at := t0.Add(time.Duration(i) * time.Hour).Format(time.RFC3339Nano)
+		vs[i] = store.RegistryVersion{Version: fmt.Sprintf("1.%d.0-rc.%d", i%7, i), Status: statusActive, PublishedAt: at, StatusChangedAt: at, UpdatedAt: at}
+	}
+	vs[10].Status, vs[10].StatusChangedAt, vs[10].UpdatedAt = statusDeleted, t0.Add(100*time.Hour).Format(time.RFC3339Nano), t0.Add(100*time.Hour).Format(time.RFC3339Nano)
+	for b.Loop() {
+		PickLatest(vs)
 	}
 }
