@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/catalog"
+	"github.com/cardcrawl/cardcrawl/internal/failure"
 	"github.com/cardcrawl/cardcrawl/internal/fetch"
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/servercard"
@@ -20,11 +21,11 @@ import (
 )
 
 // Classes the crawler adds to fetch's, for documents that arrived but are
-// not what was asked for.
+// not what was asked for; their meanings are internal/failure's table.
 const (
-	ClassNotJSON         = "not_json"
-	ClassSoft404         = "soft_404"
-	ClassInvalidDocument = "invalid_document"
+	ClassNotJSON         = string(failure.NotJSON)
+	ClassSoft404         = string(failure.Soft404)
+	ClassInvalidDocument = string(failure.InvalidDocument)
 )
 
 // Accept headers. Some hosts answer 406 unless their exact media type is
@@ -137,20 +138,11 @@ func (d *domainCrawl) run(ctx context.Context) {
 // transient says a failure may well pass by itself (the host was down,
 // slow or busy), as opposed to an answer about the document (404, not JSON,
 // refused address). What was listed through such a document is kept.
-func transient(class string) bool {
-	switch class {
-	case fetch.ClassTimeout, fetch.ClassConnect, fetch.ClassDNS, fetch.ClassTLS, fetch.ClassHTTP5xx, fetch.ClassHTTP429:
-		return true
-	}
-	return false
-}
+func transient(class string) bool { return failure.Class(class).Transient() }
 
 // miss says the server told us plainly there is nothing there: 404, 410
 // Gone, or a "not found" page served with 200.
-func (f *fetched) miss() bool {
-	return f.obs.Class == fetch.ClassHTTP404 || f.obs.Class == ClassSoft404 ||
-		(f.obs.Class == fetch.ClassHTTP4xx && f.obs.Status == 410)
-}
+func (f *fetched) miss() bool { return failure.Miss(failure.Class(f.obs.Class), f.obs.Status) }
 
 func (d *domainCrawl) reason() string {
 	n := len(d.result.Cards)
@@ -239,7 +231,7 @@ func (d *domainCrawl) get(ctx context.Context, kind, rawURL, accept string) *fet
 	case resp.NotModified && haveV:
 		body, err := st.Document(ctx, v.SHA256)
 		if err != nil {
-			f.obs.Class, f.obs.Reason = fetch.ClassConnect, "304 but the stored body is missing: "+err.Error()
+			f.obs.Class, f.obs.Reason = string(failure.StoredBodyMissing), "304 but the stored body is missing: "+err.Error()
 			return f
 		}
 		f.body = body

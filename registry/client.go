@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cardcrawl/cardcrawl/internal/failure"
 	"github.com/cardcrawl/cardcrawl/internal/fetch"
 )
 
@@ -293,28 +293,6 @@ func (e *TransportError) Error() string { return fmt.Sprintf("registry request %
 // Unwrap gives errors.Is and fetch.Class the cause.
 func (e *TransportError) Unwrap() error { return e.Err }
 
-// retryable says whether sending the same request again may succeed: 429
-// and 5xx answers, timeouts, and connections dropped before an answer.
-// Refusals by the fetch guard (blocked address or scheme, placeholders),
-// DNS and TLS failures, a refused connect and every other 4xx would fail
-// the same way again, so they fail at once.
-func retryable(err error, status int) bool {
-	if err == nil {
-		return status == http.StatusTooManyRequests || status >= 500
-	}
-	if errors.Is(err, fetch.ErrBodySizeLimit) {
-		return false
-	}
-	switch fetch.Class(err, 0) {
-	case fetch.ClassTimeout:
-		return true
-	case fetch.ClassConnect:
-		var op *net.OpError
-		return !(errors.As(err, &op) && op.Op == "dial")
-	}
-	return false
-}
-
 // askedToRetry is the client's own retry rule: only a 429 or 503, the
 // answers by which a server asks to be called again (Retry-After honoured).
 // A dropped connection was already retried once by the fetch client, the
@@ -325,18 +303,36 @@ func askedToRetry(err error, status int) bool {
 }
 
 // Transient reports whether err, returned by a Client, may clear if the
-// same request is sent later: a 429 or 5xx answer, a timeout, or a dropped
-// connection.
-func Transient(err error) bool {
+// same request is sent later. The failure table decides: a 429 or 5xx
+// answer, and the network failing (refused, reset or dropped connections,
+// DNS, timeouts) are temporary; a TLS failure, a body over the cap, a
+// refusal by the fetch guard, another 4xx or a page that is no list are not.
+func Transient(err error) bool { return ErrorClass(err).Transient() }
+
+// ErrorClass names the failure class of an error returned by a Client:
+// the fetch class of a transport failure or of an answer's status, not_json
+// or invalid_document for a body that is not a list page, and failure.None
+// for anything else (a canceled context, say).
+func ErrorClass(err error) failure.Class {
 	var se *StatusError
 	if errors.As(err, &se) {
-		return retryable(nil, se.Status)
+		return fetch.Class(nil, se.Status)
 	}
 	var te *TransportError
 	if errors.As(err, &te) {
-		return retryable(te.Err, 0)
+		return fetch.Class(te.Err, 0)
 	}
-	return false
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syn):
+		return failure.NotJSON
+	case errors.Is(err, ErrNotEnvelope), errors.As(err, &typ):
+		return failure.InvalidDocument
+	}
+	return failure.None
 }
 
 func backoff(attempt int) time.Duration {

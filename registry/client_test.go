@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/cardcrawl/cardcrawl/internal/failure"
 	"github.com/cardcrawl/cardcrawl/internal/fetch"
 	"github.com/cardcrawl/cardcrawl/registry"
 )
@@ -28,23 +30,29 @@ func (f *failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
 
 // TestClientRetriesOnlyWhatCanClear: the client itself never resends after
 // a transport failure (the fetch client already made the program's one
-// retry after a dropped connection); Transient still says which failures
-// may clear by the next sync.
+// retry after a dropped connection); Transient still says, by the failure
+// table, which failures may clear by the next sync: the network failing
+// (refused, reset, DNS, timeout) does, a certificate or a refusal by the
+// guard does not.
 func TestClientRetriesOnlyWhatCanClear(t *testing.T) {
 	tests := []struct {
 		name      string
 		err       error
 		attempts  int
 		transient bool
+		class     failure.Class
 	}{
-		{"blocked address", fmt.Errorf("dial: %w: 127.0.0.1", fetch.ErrBlockedAddress), 1, false},
-		{"blocked scheme", fmt.Errorf("%w: http", fetch.ErrBlockedScheme), 1, false},
-		{"placeholder", fmt.Errorf("%w: {tenant}", fetch.ErrPlaceholderURL), 1, false},
-		{"dns", &net.DNSError{Err: "no such host", Name: "registry.example", IsNotFound: true}, 1, false},
-		{"tls", x509.UnknownAuthorityError{}, 1, false},
-		{"connect refused", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}, 1, false},
-		{"timeout", fmt.Errorf("read: %w", context.DeadlineExceeded), 1, true},
-		{"dropped connection", fmt.Errorf("after 2 attempts: %w", io.ErrUnexpectedEOF), 1, true},
+		{"blocked address", fmt.Errorf("dial: %w: 127.0.0.1", fetch.ErrBlockedAddress), 1, false, failure.BlockedAddress},
+		{"blocked scheme", fmt.Errorf("%w: http", fetch.ErrBlockedScheme), 1, false, failure.BlockedScheme},
+		{"blocked port", fmt.Errorf("%w: :25", fetch.ErrBlockedPort), 1, false, failure.BlockedPort},
+		{"placeholder", fmt.Errorf("%w: {tenant}", fetch.ErrPlaceholderURL), 1, false, failure.PlaceholderURL},
+		{"too large", fetch.ErrBodySizeLimit, 1, false, failure.TooLarge},
+		{"tls", x509.UnknownAuthorityError{}, 1, false, failure.TLS},
+		{"dns", &net.DNSError{Err: "no such host", Name: "registry.example", IsNotFound: true}, 1, true, failure.DNS},
+		{"connect refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, 1, true, failure.Connect},
+		{"reset", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, 1, true, failure.Connect},
+		{"timeout", fmt.Errorf("read: %w", context.DeadlineExceeded), 1, true, failure.Timeout},
+		{"dropped connection", fmt.Errorf("after 2 attempts: %w", io.ErrUnexpectedEOF), 1, true, failure.Connect},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,6 +72,9 @@ func TestClientRetriesOnlyWhatCanClear(t *testing.T) {
 			}
 			if got := registry.Transient(err); got != tt.transient {
 				t.Errorf("Transient(%v) = %v, want %v", err, got, tt.transient)
+			}
+			if got := registry.ErrorClass(err); got != tt.class {
+				t.Errorf("ErrorClass(%v) = %q, want %q", err, got, tt.class)
 			}
 		})
 	}

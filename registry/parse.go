@@ -18,8 +18,10 @@ type Page struct {
 	Entries    []Entry
 	NextCursor string
 	Count      int
-	// Findings are about entries that were skipped or partly unreadable;
-	// Path is a JSON pointer into the page.
+	// Findings are about entries that were skipped, each naming the entry
+	// by its index (and its name when it has one); Path is a JSON pointer
+	// into the page. What is found about an entry that is kept is in its
+	// Entry.Findings.
 	Findings finding.List
 }
 
@@ -71,8 +73,7 @@ func parseEnvelope(body []byte) (rawPage, error) {
 func (r rawPage) parse() Page {
 	p := Page{NextCursor: r.nextCursor, Count: r.count, Entries: make([]Entry, 0, len(r.servers))}
 	for i, raw := range r.servers {
-		path := "/servers/" + strconv.Itoa(i)
-		e, ok := parseResponse(raw, path, &p.Findings)
+		e, ok := parseResponse(raw, i, "/servers/"+strconv.Itoa(i), &p.Findings)
 		if ok {
 			p.Entries = append(p.Entries, e)
 		}
@@ -92,7 +93,7 @@ func ParseDump(body []byte) ([]Entry, finding.List, error) {
 		var fl finding.List
 		entries := make([]Entry, 0, len(raws))
 		for i, raw := range raws {
-			e, ok := parseServer(raw, "/"+strconv.Itoa(i), &fl)
+			e, ok := parseServer(raw, i, "/"+strconv.Itoa(i), &fl)
 			if ok {
 				entries = append(entries, e)
 			}
@@ -111,10 +112,12 @@ func isObject(raw json.RawMessage) bool {
 	return len(t) > 0 && t[0] == '{'
 }
 
-// parseResponse reads one ServerResponse {server, _meta}.
-func parseResponse(raw json.RawMessage, path string, fl *finding.List) (Entry, bool) {
+// parseResponse reads one ServerResponse {server, _meta}, the index-th
+// entry of its page. An entry that cannot be kept is a finding in skipped
+// that names it; what is found about a kept entry goes with it.
+func parseResponse(raw json.RawMessage, index int, path string, skipped *finding.List) (Entry, bool) {
 	if !isObject(raw) {
-		fl.Add(finding.Error, "entry_not_object", path, "list entry is not a JSON object; skipped")
+		skipped.Add(finding.Error, "entry_not_object", path, entryLabel(index, "")+" is not a JSON object; skipped")
 		return Entry{}, false
 	}
 	var r struct {
@@ -122,10 +125,10 @@ func parseResponse(raw json.RawMessage, path string, fl *finding.List) (Entry, b
 		Meta   json.RawMessage `json:"_meta"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		fl.Add(finding.Error, "entry_unreadable", path, "list entry: "+err.Error()+"; skipped")
+		skipped.Add(finding.Error, "entry_unreadable", path, entryLabel(index, nameOf(raw))+": "+err.Error()+"; skipped")
 		return Entry{}, false
 	}
-	e, ok := parseServer(r.Server, path+"/server", fl)
+	e, ok := parseServer(r.Server, index, path+"/server", skipped)
 	if !ok {
 		return Entry{}, false
 	}
@@ -136,11 +139,11 @@ func parseResponse(raw json.RawMessage, path string, fl *finding.List) (Entry, b
 		}
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(r.Meta, &m); err != nil {
-			fl.Add(finding.Warning, "meta_not_object", path+"/_meta", "response _meta is not an object")
+			e.Findings.Add(finding.Warning, "meta_not_object", path+"/_meta", "response _meta is not an object")
 		} else if om, ok := m[OfficialMetaKey]; ok {
 			var o Official
 			if err := json.Unmarshal(om, &o); err != nil {
-				fl.Add(finding.Warning, "official_meta_unreadable", path+"/_meta", "official metadata: "+err.Error())
+				e.Findings.Add(finding.Warning, "official_meta_unreadable", path+"/_meta", "official metadata: "+err.Error())
 			} else {
 				e.Official = &o
 			}
@@ -149,14 +152,54 @@ func parseResponse(raw json.RawMessage, path string, fl *finding.List) (Entry, b
 	return e, true
 }
 
-// parseServer reads one server.json. Name and version are the store's key,
-// so an entry without them cannot be kept.
-func parseServer(raw json.RawMessage, path string, fl *finding.List) (Entry, bool) {
+// entryLabel names an entry in a message: its index, and its name when it
+// has one.
+func entryLabel(index int, name string) string {
+	if name == "" {
+		return fmt.Sprintf("entry %d", index)
+	}
+	return fmt.Sprintf("entry %d (%q)", index, name)
+}
+
+// nameOf digs a server name out of a list entry or a server.json for a
+// message, "" when there is none.
+func nameOf(raw json.RawMessage) string {
+	var doc struct {
+		Name   any `json:"name"`
+		Server struct {
+			Name any `json:"name"`
+		} `json:"server"`
+	}
+	_ = json.Unmarshal(raw, &doc)
+	if s, ok := doc.Name.(string); ok {
+		return s
+	}
+	s, _ := doc.Server.Name.(string)
+	return s
+}
+
+// draftVersion is where server.json kept its version before the 2025-07-09
+// schema was published: "version_detail": {"version": "1.0.2"}. Real
+// repositories still commit that shape (often with the 2025-07-09 $schema).
+type draftVersion struct {
+	VersionDetail *struct {
+		Version any `json:"version"`
+	} `json:"version_detail"`
+}
+
+// parseServer reads one server.json, the index-th entry of its page or
+// dump. Name and version are the store's key, so an entry without them
+// cannot be kept; a draft-era version_detail.version stands in for a
+// missing version, with a finding that says so.
+func parseServer(raw json.RawMessage, index int, path string, skipped *finding.List) (Entry, bool) {
 	if !isObject(raw) {
-		fl.Add(finding.Error, "server_not_object", path, "server is missing or not a JSON object; skipped")
+		skipped.Add(finding.Error, "server_not_object", path, entryLabel(index, "")+": server is missing or not a JSON object; skipped")
 		return Entry{}, false
 	}
-	var s Server
+	var (
+		s  Server
+		fl finding.List
+	)
 	if err := json.Unmarshal(raw, &s); err != nil {
 		// A field of the wrong type must not hide the rest: fall back to
 		// the key fields only and let validation report the details.
@@ -172,14 +215,32 @@ func parseServer(raw json.RawMessage, path string, fl *finding.List) (Entry, boo
 		s.Version, _ = key.Version.(string)
 		fl.Add(finding.Warning, "server_fields_unreadable", path, "server.json: "+err.Error())
 	}
-	if s.Name == "" || s.Version == "" {
-		fl.Add(finding.Error, "server_missing_key", path, "server.json lacks a name or version; skipped")
+	if s.Version == "" {
+		var d draftVersion
+		if json.Unmarshal(raw, &d) == nil && d.VersionDetail != nil {
+			if v, ok := d.VersionDetail.Version.(string); ok && v != "" {
+				s.Version = v
+				fl.Add(finding.Error, "version_in_version_detail", path+"/version_detail/version",
+					fmt.Sprintf("the version %q is in version_detail.version, the draft layout from before the 2025-07-09 schema; "+
+						"every published schema and the Registry want it as the top-level version, so the Registry would reject this", v))
+			}
+		}
+	}
+	switch {
+	case s.Name == "" && s.Version == "":
+		skipped.Add(finding.Error, "server_missing_key", path, entryLabel(index, "")+": server.json has neither a name nor a version; skipped")
+		return Entry{}, false
+	case s.Name == "":
+		skipped.Add(finding.Error, "server_missing_key", path, fmt.Sprintf("%s: server.json (version %q) has no name; skipped", entryLabel(index, ""), s.Version))
+		return Entry{}, false
+	case s.Version == "":
+		skipped.Add(finding.Error, "server_missing_key", path, entryLabel(index, s.Name)+": server.json has no version (nor a draft-era version_detail.version); skipped")
 		return Entry{}, false
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
-		fl.Add(finding.Error, "entry_unreadable", path, err.Error())
+		skipped.Add(finding.Error, "entry_unreadable", path, entryLabel(index, s.Name)+": "+err.Error()+"; skipped")
 		return Entry{}, false
 	}
-	return Entry{Server: s, Raw: buf.Bytes()}, true
+	return Entry{Server: s, Raw: buf.Bytes(), Findings: fl}, true
 }

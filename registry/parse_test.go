@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cardcrawl/cardcrawl/registry"
-	"github.com/cardcrawl/cardcrawl/store"
 )
 
 // The real handlers' bodies must parse: envelope, field names, time format.
@@ -64,32 +62,6 @@ func TestParseRecordedResponses(t *testing.T) {
 	}
 	if seen != len(want) {
 		t.Errorf("matched %d recorded responses, want %d", seen, len(want))
-	}
-}
-
-func TestPickLatest(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339Nano) }
-	tests := []struct {
-		name string
-		vs   []store.RegistryVersion
-		want string
-	}{
-		{"semver beats string order", []store.RegistryVersion{{Version: "1.10.0"}, {Version: "1.9.0"}}, "1.10.0"},
-		{"release beats prerelease", []store.RegistryVersion{{Version: "2.0.0-rc.1"}, {Version: "2.0.0"}}, "2.0.0"},
-		{"numeric prerelease order", []store.RegistryVersion{{Version: "2.0.0-rc.10"}, {Version: "2.0.0-rc.9"}}, "2.0.0-rc.10"},
-		{"semver beats non-semver", []store.RegistryVersion{{Version: "2024.1", PublishedAt: at(time.Hour)}, {Version: "0.1.0"}}, "0.1.0"},
-		{"non-semver by publishedAt", []store.RegistryVersion{{Version: "b", PublishedAt: at(0)}, {Version: "a", PublishedAt: at(500 * time.Millisecond)}}, "a"},
-		{"deleted skipped", []store.RegistryVersion{{Version: "2.0.0", Status: "deleted"}, {Version: "1.0.0", Status: "active"}}, "1.0.0"},
-		{"all deleted", []store.RegistryVersion{{Version: "2.0.0", Status: "deleted"}, {Version: "1.0.0", Status: "deleted"}}, "2.0.0"},
-		{"none", nil, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := registry.PickLatest(tt.vs); got != tt.want {
-				t.Errorf("PickLatest = %q, want %q", got, tt.want)
-			}
-		})
 	}
 }
 
@@ -193,5 +165,33 @@ func TestValidateMatchesRegistry(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A dump of bare server.json: a draft-era document is kept under its
+// version_detail.version; a skipped one is named by index and name.
+func TestParseDumpDraftEraAndSkipped(t *testing.T) {
+	entries, skipped, err := registry.ParseDump([]byte(`[
+		{"name":"com.example/draft","description":"d","version_detail":{"version":"0.3.1"}},
+		{"name":"com.example/noversion","description":"d","version_detail":{"version":7}},
+		"not an object"
+	]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Server.Version != "0.3.1" || len(entries[0].Findings) != 1 ||
+		entries[0].Findings[0].Code != "version_in_version_detail" || entries[0].Findings[0].Path != "/0/version_detail/version" {
+		t.Errorf("entries = %+v", entries)
+	}
+	var got []string
+	for _, f := range skipped {
+		got = append(got, f.Path+" "+f.Message)
+	}
+	want := []string{
+		`/1 entry 1 ("com.example/noversion"): server.json has no version (nor a draft-era version_detail.version); skipped`,
+		`/2 entry 2: server is missing or not a JSON object; skipped`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
 	}
 }

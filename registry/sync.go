@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/cardcrawl/cardcrawl/internal/failure"
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -178,11 +180,11 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 				st.SweepKind, st.SweepSince, st.SweepStartedAt, st.Cursor = "", "", "", ""
 				return fail(fmt.Errorf("page %d: %w; the registry rejected the stored cursor %q, so it is dropped and the next sync starts over", page, f.err, cursor))
 			case Transient(f.err):
-				return fail(fmt.Errorf("page %d: %w; progress is kept and the next sync resumes from this page", page, f.err))
+				return fail(fmt.Errorf("page %d: %w; a temporary failure (%s): progress is kept and the next sync resumes from page %d", page, f.err, ErrorClass(f.err), page))
 			case st.Pages == 0 && st.Cursor == "":
-				return fail(fmt.Errorf("page %d: %w; not a temporary failure, so syncing again will fail the same way until it is fixed", page, f.err))
+				return fail(fmt.Errorf("page %d: %w; not a temporary failure%s, so syncing again will fail the same way until it is fixed", page, f.err, classNote(f.err)))
 			default:
-				return fail(fmt.Errorf("page %d: %w; not a temporary failure: the pages before it are kept, but the next sync stops here again unless the registry changes ('--full' starts over)", page, f.err))
+				return fail(fmt.Errorf("page %d: %w; not a temporary failure%s: the pages before it are kept, but the next sync stops here again unless the registry changes ('--full' starts over)", page, f.err, classNote(f.err)))
 			}
 		}
 		resp, entries, invalid := f.resp, f.rows, len(f.invalid)
@@ -253,6 +255,14 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 		return interrupted()
 	}
 	return fail(errors.New("page fetcher stopped unexpectedly"))
+}
+
+// classNote names err's failure class for a message, when it has one.
+func classNote(err error) string {
+	if c := ErrorClass(err); c != failure.None {
+		return " (" + string(c) + ")"
+	}
+	return ""
 }
 
 type fetched struct {
@@ -398,7 +408,7 @@ func toRows(entries []Entry, v *Validator) ([]store.RegistryEntry, []string) {
 	rows := make([]store.RegistryEntry, 0, len(entries))
 	var invalid []string
 	for _, e := range entries {
-		fl := v.Validate(e.Raw)
+		fl := append(slices.Clone(e.Findings), v.Validate(e.Raw)...)
 		if fl.HasError() {
 			invalid = append(invalid, e.Server.Name+"@"+e.Server.Version)
 		}

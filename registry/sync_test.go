@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/registry"
 	"github.com/cardcrawl/cardcrawl/registry/registrytest"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -242,15 +245,22 @@ func TestSyncBadPages(t *testing.T) {
 		wantErr     string // substring; "" for success
 		wantEntries int
 		wantCodes   []string
+		wantMsgs    []string // substrings of the findings' messages, in order
 	}{
 		{name: "not json", body: `<html>oops</html>`, wantErr: "parse server list"},
 		{name: "not the envelope", body: `{"items":[]}`, wantErr: "not a v0.1 server list envelope"},
 		{name: "entry not an object", body: `{"servers":[1,"x",` + valid + `],"metadata":{"count":3}}`, wantEntries: 1,
-			wantCodes: []string{"entry_not_object", "entry_not_object"}},
+			wantCodes: []string{"entry_not_object", "entry_not_object"}, wantMsgs: []string{"entry 0 is not", "entry 1 is not"}},
 		{name: "server missing", body: `{"servers":[{"_meta":{}},` + valid + `],"metadata":{"count":2}}`, wantEntries: 1,
-			wantCodes: []string{"server_not_object"}},
-		{name: "no version", body: `{"servers":[{"server":{"name":"com.example/x"}}],"metadata":{"count":1}}`,
-			wantCodes: []string{"server_missing_key"}},
+			wantCodes: []string{"server_not_object"}, wantMsgs: []string{"entry 0: server is missing"}},
+		{name: "no version", body: `{"servers":[` + valid + `,{"server":{"name":"com.example/x"}}],"metadata":{"count":2}}`, wantEntries: 1,
+			wantCodes: []string{"server_missing_key"}, wantMsgs: []string{`entry 1 ("com.example/x"): server.json has no version`}},
+		{name: "no name", body: `{"servers":[{"server":{"version":"2.0.0"}}],"metadata":{"count":1}}`,
+			wantCodes: []string{"server_missing_key"}, wantMsgs: []string{`entry 0: server.json (version "2.0.0") has no name`}},
+		// A draft-era server.json is kept under its version_detail.version,
+		// with a finding of its own (TestSyncStoresDraftEraServerJSON).
+		{name: "draft-era version", body: `{"servers":[{"server":{"name":"com.example/draft","description":"d","version_detail":{"version":"1.0.2"}}}],"metadata":{"count":1}}`,
+			wantEntries: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -283,6 +293,11 @@ func TestSyncBadPages(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantCodes, codes); diff != "" {
 				t.Errorf("finding codes (-want +got):\n%s", diff)
+			}
+			for i, m := range tt.wantMsgs {
+				if i >= len(res.Findings) || !strings.Contains(res.Findings[i].Message, m) {
+					t.Errorf("finding %d does not say %q: %v", i, m, res.Findings)
+				}
 			}
 			if n, _ := e.db.CountRegistryEntries(context.Background(), ""); n != 1+tt.wantEntries {
 				t.Errorf("stored %d entries, want %d", n, 1+tt.wantEntries)
@@ -559,7 +574,7 @@ func TestSyncPermanentFailureSaysSo(t *testing.T) {
 		return true
 	}
 	_, err := e.sync(t, e.client(t, nil), nil)
-	if err == nil || strings.Contains(err.Error(), "resumes") || !strings.Contains(err.Error(), "not a temporary failure") {
+	if err == nil || strings.Contains(err.Error(), "resumes") || !strings.Contains(err.Error(), "not a temporary failure (http_404)") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -577,5 +592,173 @@ func TestSyncNamesAtMostTenInvalidEntries(t *testing.T) {
 	}
 	if res.Invalid != 12 || len(res.InvalidNames) != registry.MaxInvalidNames || res.InvalidNames[9] != "com.example/n09@1.0.0" {
 		t.Errorf("invalid %d, names %q; want 12 and the first 10", res.Invalid, res.InvalidNames)
+	}
+}
+
+// refusingAfter passes the first n requests to next, then dials a closed
+// loopback port for every later one: a registry that went away mid-sweep.
+type refusingAfter struct {
+	next   http.RoundTripper
+	n      int
+	closed string
+	seen   int
+}
+
+func (r *refusingAfter) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.seen++
+	if r.seen <= r.n {
+		return r.next.RoundTrip(req)
+	}
+	conn, err := (&net.Dialer{}).DialContext(req.Context(), "tcp", r.closed)
+	if err == nil {
+		conn.Close()
+		return nil, errors.New("the closed port accepted a connection")
+	}
+	return nil, err
+}
+
+// TestSyncRefusedMidSweepResumes: a refused connection is temporary, as the
+// real Registry showed when it was briefly unreachable mid-sweep; the
+// message says so and the next sync resumes from the page that failed.
+func TestSyncRefusedMidSweepResumes(t *testing.T) {
+	e := newEnv(t)
+	e.publishN(t, 250)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	c := e.client(t, func(o *registry.ClientOptions) {
+		o.HTTPClient = &http.Client{Transport: &refusingAfter{next: e.srv.Client().Transport, n: 1, closed: closed}}
+	})
+	res, err := e.sync(t, c, nil)
+	want := "connection refused; a temporary failure (connect): progress is kept and the next sync resumes from page 2"
+	if err == nil || !strings.Contains(err.Error(), want) || res.Entries != 100 {
+		t.Fatalf("sync = %d entries, %v; want 100 and %q", res.Entries, err, want)
+	}
+	res, err = e.sync(t, e.client(t, nil), nil)
+	if err != nil || !res.Resumed || res.Entries != 150 || !res.Complete {
+		t.Errorf("next sync = %+v, %v; want it to resume and store the other 150", res, err)
+	}
+}
+
+// TestSyncLatestAgreesWithRegistry: the double reports isLatest as the real
+// Registry did for each history of issue 12, and the latest cardcrawl
+// elects agrees, both after a delta sync (where the flag of a version that
+// stopped being latest is not sent again, and so lags) and after --full.
+func TestSyncLatestAgreesWithRegistry(t *testing.T) {
+	type pub struct {
+		version string
+		latest  bool // what the real Registry answered
+	}
+	histories := []struct {
+		name   string
+		first  pub
+		then   pub
+		delete bool // delete the first version before publishing the second
+		want   string
+	}{
+		{"com.example/leading-v", pub{"0.9.0", true}, pub{"v1.0.0", true}, false, "v1.0.0"},
+		{"com.example/v-higher", pub{"v2.0.0", true}, pub{"1.5.0", false}, false, "v2.0.0"},
+		{"com.example/zero-pre", pub{"1.0.0-01", true}, pub{"0.5.0", true}, false, "0.5.0"},
+		{"com.example/underscore", pub{"1.0.0-rc_1", true}, pub{"0.5.0", true}, false, "0.5.0"},
+		{"com.example/empty-build", pub{"1.0.0+", true}, pub{"0.5.0", true}, false, "0.5.0"},
+		{"com.example/empty-ident", pub{"1.0.0-a..b", true}, pub{"0.5.0", true}, false, "0.5.0"},
+		{"com.example/all-deleted", pub{"0.0.1-seed", true}, pub{"0.0.0", false}, true, "0.0.1-seed"},
+	}
+	doc := func(name, version string) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json","name":%q,"description":"d","version":%q}`, name, version))
+	}
+	e := newEnv(t)
+	for _, h := range histories {
+		if err := e.double.Publish(doc(h.name, h.first.version), h.first.latest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clock.Advance(time.Hour) // past the delta's 5-minute overlap
+	c := e.client(t, nil)
+	if _, err := e.sync(t, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range histories {
+		e.clock.Advance(time.Hour)
+		if h.delete {
+			e.double.SetStatus(h.name, h.first.version, "deleted", "removed")
+			e.clock.Advance(time.Hour)
+		}
+		if err := e.double.Publish(doc(h.name, h.then.version), h.then.latest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clock.Advance(time.Hour)
+	check := func(when string, lagging bool) {
+		t.Helper()
+		latest, reported := map[string]string{}, map[string][]string{}
+		for _, r := range rows(t, e.db) {
+			if r.Latest {
+				latest[r.Name] = r.Version
+			}
+			if r.Reported {
+				reported[r.Name] = append(reported[r.Name], r.Version)
+			}
+		}
+		for _, h := range histories {
+			if latest[h.name] != h.want {
+				t.Errorf("%s: %s elected %q, the Registry %q", when, h.name, latest[h.name], h.want)
+			}
+			// The flags as received: current after --full; after a delta,
+			// an old version whose flag the Registry cleared still says true.
+			stale := lagging && h.first.latest && h.then.latest
+			if want := 1 + btoi(stale); len(reported[h.name]) != want || !slices.Contains(reported[h.name], h.want) {
+				t.Errorf("%s: %s reportedLatest on %q, want %q%s", when, h.name, reported[h.name], h.want, map[bool]string{true: " and the lagging first version"}[stale])
+			}
+		}
+	}
+	if res, err := e.sync(t, c, nil); err != nil || res.Kind != "delta" {
+		t.Fatalf("delta sync = %+v, %v", res, err)
+	}
+	check("after a delta sync", true)
+	if _, err := e.sync(t, c, func(o *registry.SyncOptions) { o.Full = true }); err != nil {
+		t.Fatal(err)
+	}
+	check("after --full", false)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestSyncStoresDraftEraServerJSON: server.json as repositories committed it
+// before the 2025-07-09 schema was published (the version under
+// version_detail) is stored under that version with a precise finding,
+// beside what validation says, instead of being skipped.
+func TestSyncStoresDraftEraServerJSON(t *testing.T) {
+	e := newEnv(t)
+	draft := json.RawMessage(`{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-07-09/server.schema.json","name":"io.github.example/weather","description":"MCP server for weather data access","status":"active","version_detail":{"version":"1.0.2"},"packages":[{"registry_type":"npm","identifier":"weather-mcp-server","version":"1.0.2"}]}`)
+	if err := e.double.Load(draft, registrytest.Official{Status: "active", PublishedAt: e.clock.Now(), StatusChangedAt: e.clock.Now(), UpdatedAt: e.clock.Now(), IsLatest: true}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.sync(t, e.client(t, nil), nil)
+	if err != nil || res.Entries != 1 || len(res.Findings) != 0 || res.Invalid != 1 {
+		t.Fatalf("sync = %+v, %v; want the entry stored (and counted invalid), nothing skipped", res, err)
+	}
+	es, err := e.db.RegistryEntries(context.Background(), store.RegistryFilter{})
+	if err != nil || len(es) != 1 {
+		t.Fatalf("entries %v, %v", es, err)
+	}
+	if es[0].Name != "io.github.example/weather" || es[0].Version != "1.0.2" || !es[0].IsLatest {
+		t.Errorf("stored %s %s latest=%v", es[0].Name, es[0].Version, es[0].IsLatest)
+	}
+	var fl finding.List
+	if err := json.Unmarshal([]byte(es[0].Findings), &fl); err != nil {
+		t.Fatal(err)
+	}
+	if len(fl) == 0 || fl[0].Code != "version_in_version_detail" || fl[0].Path != "/servers/0/server/version_detail/version" ||
+		!strings.Contains(fl[0].Message, `"1.0.2" is in version_detail.version`) {
+		t.Errorf("first finding = %+v, want version_in_version_detail at the field", fl)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/servercard"
 )
 
@@ -74,4 +75,8 @@ type Entry struct {
 	Raw      json.RawMessage // the server.json exactly as received (compacted)
 	Meta     json.RawMessage // the response-level _meta object, or nil
 	Official *Official       // nil when the listing carried no official metadata
+	// Findings are what reading the entry found (a draft-era version
+	// field, unreadable metadata); they are stored with its validation
+	// findings.
+	Findings finding.List
 }

@@ -31,12 +31,16 @@ type RegistryEntry struct {
 	ChangedAt       string
 }
 
-// RegistryVersion is what the local "latest" election looks at.
+// RegistryVersion is what the local "latest" election looks at: the
+// Registry's choice depends on when versions were published and when their
+// status last changed.
 type RegistryVersion struct {
-	Version        string
-	Status         string
-	PublishedAt    string
-	ReportedLatest bool
+	Version         string
+	Status          string
+	PublishedAt     string
+	StatusChangedAt string
+	UpdatedAt       string
+	ReportedLatest  bool
 }
 
 // RegistrySyncState is the progress of syncing one registry.
@@ -166,7 +170,7 @@ func electLatest(ctx context.Context, tx *sql.Tx, source string, entries []Regis
 		for _, n := range part {
 			args = append(args, n)
 		}
-		q := `SELECT name, version, status, published_at, reported_latest, is_latest FROM registry_entries
+		q := `SELECT name, version, status, published_at, status_changed_at, updated_at, reported_latest, is_latest FROM registry_entries
 			WHERE source = ? AND name IN (?` + strings.Repeat(", ?", len(part)-1) + `)`
 		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
@@ -176,7 +180,7 @@ func electLatest(ctx context.Context, tx *sql.Tx, source string, entries []Regis
 		for rows.Next() {
 			var name string
 			var r row
-			if err := rows.Scan(&name, &r.Version, &r.Status, &r.PublishedAt, &r.ReportedLatest, &r.isLatest); err != nil {
+			if err := rows.Scan(&name, &r.Version, &r.Status, &r.PublishedAt, &r.StatusChangedAt, &r.UpdatedAt, &r.ReportedLatest, &r.isLatest); err != nil {
 				rows.Close()
 				return fmt.Errorf("elect latest: %w", err)
 			}

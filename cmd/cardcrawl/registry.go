@@ -198,18 +198,18 @@ func printSyncReport(w io.Writer, r registrySyncReport) {
 	if !s.Complete {
 		state = "incomplete"
 	}
-	how := s.Kind + " sweep"
+	how := fmt.Sprintf("%s sweep, %d pages", s.Kind, s.Pages)
 	switch {
 	case s.Kind == "file":
-		how = "dump import"
+		how = "dump import, 1 file"
 	case s.Kind == "delta":
-		how = "incremental sync since " + s.Since
+		how = fmt.Sprintf("incremental sync since %s, %d pages", s.Since, s.Pages)
 	}
 	if s.Resumed {
 		how += " (resumed)"
 	}
-	fmt.Fprintf(w, "%s: %s, %d pages, %d entries stored (%d with errors the Registry would reject), %s\n",
-		s.Source, how, s.Pages, s.Entries, s.Invalid, state)
+	fmt.Fprintf(w, "%s: %s, %d entries stored (%d with errors the Registry would reject), %s\n",
+		s.Source, how, s.Entries, s.Invalid, state)
 	if s.Watermark != "" {
 		fmt.Fprintf(w, "next incremental sync from %s\n", s.Watermark)
 	}
@@ -302,6 +302,7 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(tw, "NAME\tVERSION\tSTATUS\tLATEST\tSCHEMA\tFINDINGS")
 	bad := 0
+	var deletedLatest []string
 	for _, r := range recs {
 		if r.Invalid {
 			bad++
@@ -309,6 +310,10 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 		latest := "no"
 		if r.IsLatest {
 			latest = "yes"
+			if r.Status == "deleted" {
+				latest = "yes, deleted"
+				deletedLatest = append(deletedLatest, r.Name)
+			}
 		}
 		codes := make([]string, 0, len(r.Findings))
 		for _, f := range r.Findings {
@@ -324,6 +329,10 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\n%d entries, %d with errors the Registry would reject today ('--json' has every finding's message)\n", len(recs), bad)
+	if len(deletedLatest) > 0 {
+		fmt.Fprintf(e.stdout, "latest version deleted: %s (the Registry keeps a deleted version latest until a higher one is published; its .../versions/latest answers 404)\n",
+			strings.Join(deletedLatest, ", "))
+	}
 	return nil
 }
 

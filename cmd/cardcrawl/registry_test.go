@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,13 +138,39 @@ func TestRegistrySyncFromFile(t *testing.T) {
 	dump := filepath.Join(dir, "dump.json")
 	os.WriteFile(dump, []byte(`[{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json","name":"com.example/a","description":"d","version":"1.0.0"}]`), 0o600)
 	code, stdout, stderr := run(t, "", "registry", "sync", "--db", filepath.Join(dir, "d.db"), "--from-file", dump)
-	if code != exitOK || !strings.Contains(stdout, "dump import, 0 pages, 1 entries stored") {
+	if code != exitOK || !strings.Contains(stdout, "dump import, 1 file, 1 entries stored") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 	// Without --url the entries are filed under the dump, not under the
 	// official Registry's name.
 	if !strings.Contains(stdout, "file:"+dump) {
 		t.Errorf("source is not the dump file:\n%s", stdout)
+	}
+}
+
+// TestRegistrySyncRefusedIsTemporary: a registry that refuses connections
+// (here a closed loopback port, reached through --connect-to) is down for
+// now, not gone: the sync says the failure is temporary and that the next
+// sync resumes, and the next sync does.
+func TestRegistrySyncRefusedIsTemporary(t *testing.T) {
+	_, netArgs := registryDouble(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dbPath := filepath.Join(t.TempDir(), "r.db")
+	refused := slices.Clone(netArgs)
+	refused[3] = fmt.Sprintf("registry.example.com:443:127.0.0.1:%d", closed)
+	code, stdout, stderr := run(t, "", append([]string{"registry", "sync", "--db", dbPath}, refused...)...)
+	want := "connection refused; a temporary failure (connect): progress is kept and the next sync resumes from page 1"
+	if code != exitRun || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, want %d and %q\nstdout %s\nstderr %s", code, exitRun, want, stdout, stderr)
+	}
+	code, stdout, stderr = run(t, "", append([]string{"registry", "sync", "--db", dbPath}, netArgs...)...)
+	if code != exitOK || !strings.Contains(stdout, "2 entries stored") || !strings.Contains(stdout, "complete") {
+		t.Errorf("the next sync: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 }
 
@@ -228,5 +256,40 @@ func TestRegistryEntries(t *testing.T) {
 	}
 	if code, _, stderr := run(t, "", "registry", "entries", "--db", filepath.Join(t.TempDir(), "absent.db")); code != exitUsage || !strings.Contains(stderr, "no database") {
 		t.Errorf("missing database: exit %d, %s", code, stderr)
+	}
+}
+
+// TestRegistryEntriesDeletedLatest: when every version was deleted and a
+// lower one published afterwards, the Registry keeps the deleted version
+// latest; 'registry entries' shows that and says what it means.
+func TestRegistryEntriesDeletedLatest(t *testing.T) {
+	d, netArgs := registryDouble(t)
+	const name = "com.example/seeded"
+	doc := func(v string) json.RawMessage {
+		return json.RawMessage(`{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json","name":"` + name + `","description":"d","version":"` + v + `"}`)
+	}
+	if err := d.Publish(doc("0.0.1-seed"), true); err != nil {
+		t.Fatal(err)
+	}
+	d.SetStatus(name, "0.0.1-seed", "deleted", "spam")
+	if err := d.Publish(doc("0.0.0"), false); err != nil { // as the real Registry answered
+		t.Fatal(err)
+	}
+	dbPath := filepath.Join(t.TempDir(), "e.db")
+	if code, _, stderr := run(t, "", append([]string{"registry", "sync", "--db", dbPath}, netArgs...)...); code != exitOK {
+		t.Fatalf("sync exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "", "registry", "entries", "--db", dbPath, "--name", name)
+	if code != exitOK {
+		t.Fatalf("entries exit %d: %s", code, stderr)
+	}
+	squeezed := strings.Join(strings.Fields(stdout), " ")
+	for _, want := range []string{
+		name + " 0.0.0 active no", name + " 0.0.1-seed deleted yes, deleted",
+		"latest version deleted: " + name + " (the Registry keeps a deleted version latest",
+	} {
+		if !strings.Contains(squeezed, want) {
+			t.Errorf("entries output lacks %q:\n%s", want, stdout)
+		}
 	}
 }

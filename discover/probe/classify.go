@@ -5,11 +5,11 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/cardcrawl/cardcrawl/internal/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/failure"
 )
 
 const (
-	classInvalid = "invalid_url"
+	classInvalid = string(failure.InvalidURL)
 	levelDebug   = slog.LevelDebug
 )
 
@@ -22,7 +22,7 @@ func interrupted(ctx context.Context) bool {
 // classifyErr names a transport failure (no response).
 func (p *Prober) classifyErr(ctx context.Context, err error) string {
 	if interrupted(ctx) {
-		return fetch.ClassCanceled
+		return string(failure.Canceled)
 	}
 	return errClass(err)
 }
@@ -30,25 +30,22 @@ func (p *Prober) classifyErr(ctx context.Context, err error) string {
 // classifyBodyErr names a failure while reading a body that had started.
 func (p *Prober) classifyBodyErr(ctx context.Context, err error) string {
 	if errors.Is(err, errBodySizeLimit) || errors.Is(err, errTooManyEvents) {
-		return fetch.ClassTooLarge
+		return string(failure.TooLarge)
 	}
 	return p.classifyErr(ctx, err)
 }
 
-// outcomeOf maps a failure class to a probe outcome.
+// outcomeOf maps a failure class to a probe outcome by the failure table.
+// Every class the probe produces is a constant of that table, whose tests
+// require a probe outcome for each, and TestOutcomeOfEveryClass walks them
+// and the probe's own class names; so an unmapped class is a test failure.
+// Should one still reach a probe at run time, the probe ends as not_mcp
+// with that class named in its reason (describeErr), rather than stopping.
 func outcomeOf(class string) string {
-	switch class {
-	case fetch.ClassBlockedAddress, fetch.ClassBlockedScheme, fetch.ClassPlaceholderURL, classInvalid:
-		return OutcomeBlocked
-	case fetch.ClassTimeout:
-		return OutcomeTimeout
-	case fetch.ClassCanceled:
-		return OutcomeCanceled
-	case fetch.ClassDNS, fetch.ClassConnect, fetch.ClassTLS:
-		return OutcomeConnect
-	default:
-		return OutcomeNotMCP
+	if o, ok := failure.Class(class).ProbeOutcome(); ok {
+		return string(o)
 	}
+	return OutcomeNotMCP
 }
 
 // attrsOf renders an exchange for the debug log.

@@ -26,6 +26,7 @@ const (
 	ReasonPlainHTTP            = "plain_http"
 	ReasonUserinfo             = "userinfo"
 	ReasonBlockedAddress       = "blocked_address"
+	ReasonBlockedPort          = "blocked_port"
 	ReasonInvalidURL           = "invalid_url"
 	ReasonFresh                = "fresh"
 )
@@ -61,7 +62,7 @@ func Decide(f RemoteFacts) Decision {
 	}
 	if reason := checkTarget(f.URL); reason != "" {
 		code, _, _ := strings.Cut(reason, ":")
-		if !slices.Contains([]string{ReasonPlaceholder, ReasonPlainHTTP, ReasonUserinfo, ReasonBlockedAddress}, code) {
+		if !slices.Contains([]string{ReasonPlaceholder, ReasonPlainHTTP, ReasonUserinfo, ReasonBlockedAddress, ReasonBlockedPort}, code) {
 			code = ReasonInvalidURL
 		}
 		return no(code)

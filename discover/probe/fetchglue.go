@@ -23,6 +23,8 @@ func checkTarget(raw string) string {
 		code = ReasonUserinfo
 	case errors.Is(err, fetch.ErrBlockedAddress):
 		code = ReasonBlockedAddress
+	case errors.Is(err, fetch.ErrBlockedPort):
+		code = ReasonBlockedPort
 	case errors.Is(err, fetch.ErrBlockedScheme):
 		if u, perr := url.Parse(raw); perr == nil && u.Scheme == "http" {
 			code = ReasonPlainHTTP
@@ -32,7 +34,7 @@ func checkTarget(raw string) string {
 }
 
 // errClass names a transport failure with the program's one mapping.
-func errClass(err error) string { return fetch.Class(err, 0) }
+func errClass(err error) string { return string(fetch.Class(err, 0)) }
 
 // fetchDocs adapts the program's client to the metadata getter: anonymous,
 // capped, redirects re-checked by the guard.

@@ -37,6 +37,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/cardcrawl/cardcrawl/internal/failure"
 	"github.com/cardcrawl/cardcrawl/internal/fetch"
 )
 
@@ -46,22 +47,23 @@ const ProtocolVersion = "2025-06-18"
 // ModernProtocolVersion is the stateless revision reached through server/discover.
 const ModernProtocolVersion = "2026-07-28"
 
-// Outcome classes, stored verbatim.
+// Outcome classes, stored verbatim; internal/failure's outcome table says
+// what each means.
 const (
-	OutcomeOK                = "ok"
-	OutcomeRequiresLogin     = "requires_login"
-	OutcomeHTTP4xx           = "http_4xx"
-	OutcomeConnect           = "connect"
-	OutcomeHTTP5xx           = "http_5xx"
-	OutcomeTimeout           = "timeout"
-	OutcomeNotMCP            = "not_mcp"
-	OutcomeRateLimited       = "rate_limited"
-	OutcomeHandshakeRejected = "handshake_rejected"
+	OutcomeOK                = string(failure.OutcomeOK)
+	OutcomeRequiresLogin     = string(failure.OutcomeRequiresLogin)
+	OutcomeHTTP4xx           = string(failure.OutcomeHTTP4xx)
+	OutcomeConnect           = string(failure.OutcomeConnect)
+	OutcomeHTTP5xx           = string(failure.OutcomeHTTP5xx)
+	OutcomeTimeout           = string(failure.OutcomeTimeout)
+	OutcomeNotMCP            = string(failure.OutcomeNotMCP)
+	OutcomeRateLimited       = string(failure.OutcomeRateLimited)
+	OutcomeHandshakeRejected = string(failure.OutcomeHandshakeRejected)
 	// OutcomeBlocked means the URL was refused by the guard and no request was sent.
-	OutcomeBlocked = "blocked"
+	OutcomeBlocked = string(failure.OutcomeBlocked)
 	// OutcomeCanceled means the caller's context was canceled (Ctrl-C)
 	// before the probe finished: the result says nothing about the server.
-	OutcomeCanceled = "canceled"
+	OutcomeCanceled = string(failure.OutcomeCanceled)
 )
 
 // Eras name the protocol generation actually used.

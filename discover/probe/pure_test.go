@@ -105,6 +105,7 @@ func TestDecide(t *testing.T) {
 		{"userinfo", with(func(f *RemoteFacts) { f.URL = "https://u:p@mcp.example.com/mcp" }), Decision{false, ReasonUserinfo}},
 		{"loopback literal", with(func(f *RemoteFacts) { f.URL = "https://127.0.0.1/mcp" }), Decision{false, ReasonBlockedAddress}},
 		{"metadata literal", with(func(f *RemoteFacts) { f.URL = "https://169.254.169.254/" }), Decision{false, ReasonBlockedAddress}},
+		{"ssh port", with(func(f *RemoteFacts) { f.URL = "https://mcp.example.com:22/mcp" }), Decision{false, ReasonBlockedPort}},
 		{"no host", with(func(f *RemoteFacts) { f.URL = "https:///mcp" }), Decision{false, ReasonInvalidURL}},
 		{"fresh", with(func(f *RemoteFacts) { f.LastProbedAt = now.Add(-time.Hour) }), Decision{false, ReasonFresh}},
 		{"forced though fresh", with(func(f *RemoteFacts) { f.LastProbedAt, f.Mode = now.Add(-time.Hour), ModeAlways }), Decision{true, ReasonForced}},

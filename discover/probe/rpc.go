@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/cardcrawl/cardcrawl/internal/failure"
 )
 
 // Modern (2026-07-28) error codes that tell a modern-only server apart.
@@ -32,9 +34,9 @@ const (
 	metaServerInfo                 = "io.modelcontextprotocol/serverInfo"
 	// Exchange classes the probe adds to fetch's for answers that arrived
 	// but are not MCP; transport failures keep fetch.Class's names.
-	classNoResponse  = "no_response"
-	classNotJSONRPC  = "not_jsonrpc"
-	classContentType = "unexpected_content_type"
+	classNoResponse  = string(failure.NoResponse)
+	classNotJSONRPC  = string(failure.NotJSONRPC)
+	classContentType = string(failure.UnexpectedContentType)
 )
 
 // rpcMessage is any JSON-RPC 2.0 message; fields absent stay zero.

@@ -12,7 +12,8 @@ import (
 
 // CheckURL judges a URL before any connection is made, whatever ConnectTo
 // says: https only (ErrBlockedScheme), no userinfo (ErrUserinfo), no `{` `}`
-// placeholders raw or percent-encoded (ErrPlaceholderURL), host neither
+// placeholders raw or percent-encoded (ErrPlaceholderURL), no port browsers
+// refuse (ErrBlockedPort, see BadPort), host neither
 // "localhost" nor "*.localhost", and a host that is an IP literal in any
 // spelling (dotted, decimal, hex, octal, short forms such as "127.1", IPv6,
 // IPv4-mapped) not in a refused range (ErrBlockedAddress). Hostnames are
@@ -36,8 +37,41 @@ func CheckURL(raw string) error {
 		// Redacted: the userinfo may be a real credential.
 		return fmt.Errorf("%w: %s", ErrUserinfo, u.Redacted())
 	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return fmt.Errorf("%w: port %q", ErrInvalidURL, p)
+		}
+		if BadPort(uint16(n)) {
+			return fmt.Errorf("%w: %s (port %d is on the WHATWG Fetch standard's bad-port list)", ErrBlockedPort, u.Redacted(), n)
+		}
+	}
 	return checkHost(u.Hostname())
 }
+
+// badPorts is the WHATWG Fetch standard's list of bad ports
+// (https://fetch.spec.whatwg.org/#port-blocking): the default ports of
+// services that an HTTP request could be made to talk to (SSH, SMTP, POP3,
+// IMAP, IRC, LDAP, NFS, SIP, X11, ...), which browsers refuse to fetch.
+// cardcrawl fetches whatever URLs documents name, so it refuses them too: a
+// card must not turn the crawler into a mail or shell client. Port 0,
+// where nothing listens, is refused with them.
+var badPorts = map[uint16]bool{
+	0: true, 1: true, 7: true, 9: true, 11: true, 13: true, 15: true, 17: true, 19: true, 20: true,
+	21: true, 22: true, 23: true, 25: true, 37: true, 42: true, 43: true, 53: true, 69: true, 77: true,
+	79: true, 87: true, 95: true, 101: true, 102: true, 103: true, 104: true, 109: true, 110: true,
+	111: true, 113: true, 115: true, 117: true, 119: true, 123: true, 135: true, 137: true, 139: true,
+	143: true, 161: true, 179: true, 389: true, 427: true, 465: true, 512: true, 513: true, 514: true,
+	515: true, 526: true, 530: true, 531: true, 532: true, 540: true, 548: true, 554: true, 556: true,
+	563: true, 587: true, 601: true, 636: true, 989: true, 990: true, 993: true, 995: true, 1719: true,
+	1720: true, 1723: true, 2049: true, 3659: true, 4045: true, 4190: true, 5060: true, 5061: true,
+	6000: true, 6566: true, 6665: true, 6666: true, 6667: true, 6668: true, 6669: true, 6679: true,
+	6697: true, 10080: true,
+}
+
+// BadPort reports whether port is on the WHATWG Fetch standard's bad-port
+// list, which fetch refuses as browsers do (failure class blocked_port).
+func BadPort(port uint16) bool { return badPorts[port] }
 
 // checkHost judges a URL host (brackets already removed), in the form the
 // transport will dial: net/http maps hosts through IDNA first, so a
@@ -169,6 +203,7 @@ var blockedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("::/96"),           // deprecated IPv4-compatible, ::, ::1
 	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
 	netip.MustParsePrefix("100::/64"),        // discard-only
+	netip.MustParsePrefix("2001::/32"),       // Teredo: tunnels to an IPv4 address no check sees
 	netip.MustParsePrefix("2001:2::/48"),     // benchmarking
 	netip.MustParsePrefix("2001:db8::/32"),   // documentation
 	netip.MustParsePrefix("3fff::/20"),       // documentation (RFC 9637)
@@ -186,8 +221,9 @@ var (
 // fe80::/10), CGNAT 100.64/10 (with 100.100.100.200), multicast,
 // unspecified, broadcast, 0/8, reserved, documentation and benchmarking
 // ranges. IPv6 forms that carry an IPv4 address (IPv4-mapped, NAT64
-// 64:ff9b::/96, 6to4 2002::/16) are judged by that IPv4 address. The zero
-// Addr is blocked.
+// 64:ff9b::/96, 6to4 2002::/16) are judged by that IPv4 address; Teredo
+// 2001::/32, whose embedded addresses are obfuscated and relayed, is
+// refused whole. The zero Addr is blocked.
 func IsBlockedIP(ip netip.Addr) bool {
 	if !ip.IsValid() {
 		return true

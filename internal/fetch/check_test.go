@@ -77,6 +77,19 @@ func TestCheckURL(t *testing.T) {
 		{"https:///path", ErrInvalidURL},
 		{"https:example.com", ErrInvalidURL},
 		{"https://exa mple.com/", ErrInvalidURL},
+		// Teredo tunnels (2001::/32) carry an obfuscated IPv4 address.
+		{"https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", ErrBlockedAddress},
+		// The WHATWG Fetch standard's bad ports; the usual ones pass.
+		{"https://example.com:22/", ErrBlockedPort},
+		{"https://example.com:25/mcp", ErrBlockedPort},
+		{"https://93.184.216.34:6697/", ErrBlockedPort},
+		{"https://[2606:2800:220:1::1]:10080/", ErrBlockedPort},
+		{"https://example.com:0/", ErrBlockedPort},
+		{"https://example.com:022/", ErrBlockedPort},
+		{"https://example.com:443/", nil},
+		{"https://example.com:80/", nil},
+		{"https://example.com:6379/", nil}, // not on the standard's list
+		{"https://example.com:65536/", ErrInvalidURL},
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
@@ -157,6 +170,9 @@ func TestIsBlockedIP(t *testing.T) {
 		{"ff02::1", true},
 		{"2001:db8::1", true},
 		{"100::1", true},
+		{"2001::1", true},
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", true}, // Teredo
+		{"2001:4860:4860::8888", false},                // public, next to Teredo
 	}
 	for _, tt := range tests {
 		if got := IsBlockedIP(netip.MustParseAddr(tt.ip)); got != tt.want {

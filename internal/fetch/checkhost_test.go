@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/netip"
 	"testing"
+
+	"github.com/cardcrawl/cardcrawl/internal/failure"
 )
 
 func TestCheckHost(t *testing.T) {
@@ -15,7 +17,7 @@ func TestCheckHost(t *testing.T) {
 	})})
 	tests := []struct {
 		url  string
-		want string // class, "" for allowed
+		want failure.Class // failure.None for allowed
 	}{
 		{"https://public.example/mcp", ""},
 		{"https://a.example/mcp", ""}, // operator-named --connect-to target (loopback) is trusted
@@ -25,6 +27,7 @@ func TestCheckHost(t *testing.T) {
 		{"https://10.0.0.5/mcp", ClassBlockedAddress},
 		{"http://public.example/mcp", ClassBlockedScheme},
 		{"https://{tenant}.example/mcp", ClassPlaceholderURL},
+		{"https://public.example:22/mcp", failure.BlockedPort},
 	}
 	for _, tt := range tests {
 		err := c.CheckHost(context.Background(), tt.url)

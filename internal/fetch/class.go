@@ -11,16 +11,21 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/cardcrawl/cardcrawl/internal/failure"
 )
 
-// Failure classes. They are stored verbatim in the database, so their
-// spelling is part of the program's contract.
+// The failure classes fetch produces, under their old names. Their meanings
+// live in internal/failure, the one table; new code names failure.X. These
+// stay untyped so the places that still hold classes as plain strings
+// compare and assign them as before, and TestClassAliases keeps each equal
+// to its failure constant.
 const (
 	ClassDNS            = "dns"
 	ClassConnect        = "connect"
 	ClassTLS            = "tls"
 	ClassTimeout        = "timeout"
-	ClassHTTP4xx        = "http_4xx" // includes 410 Gone
+	ClassHTTP4xx        = "http_4xx"
 	ClassHTTP404        = "http_404"
 	ClassHTTP429        = "http_429"
 	ClassHTTP5xx        = "http_5xx"
@@ -28,10 +33,9 @@ const (
 	ClassRedirectLimit  = "redirect_limit"
 	ClassBlockedAddress = "blocked_address"
 	ClassBlockedScheme  = "blocked_scheme"
+	ClassBlockedPort    = "blocked_port"
 	ClassPlaceholderURL = "placeholder_url"
-	// ClassCanceled means the caller's context was cancelled (for example
-	// Ctrl-C), so callers can tell an interrupted run from a failing host.
-	ClassCanceled = "canceled"
+	ClassCanceled       = "canceled"
 )
 
 // ErrBodySizeLimit is returned when a response body is larger than the cap.
@@ -47,6 +51,9 @@ var (
 	ErrBlockedAddress = errors.New("blocked address")
 	// ErrBlockedScheme: the URL is not https.
 	ErrBlockedScheme = errors.New("blocked scheme")
+	// ErrBlockedPort: the URL names a port on the WHATWG Fetch standard's
+	// bad-port list (BadPort).
+	ErrBlockedPort = errors.New("blocked port")
 	// ErrPlaceholderURL: the URL still contains a template placeholder such
 	// as {tenant}, raw or percent-encoded.
 	ErrPlaceholderURL = errors.New("placeholder in url")
@@ -66,10 +73,11 @@ type StatusError struct{ Code int }
 func (e *StatusError) Error() string { return fmt.Sprintf("http %d", e.Code) }
 
 // Class maps an error (from Get or HTTPClient) and/or a status code to
-// exactly one failure class; "" means success (2xx or 304). It is the one
-// mapping function of the program: an error wins over the status because a
-// 200 whose body was too large, or a 302 we refused to follow, is a failure.
-func Class(err error, status int) string {
+// exactly one failure class; failure.None means success (2xx or 304). It is
+// the one mapping function of the program: an error wins over the status
+// because a 200 whose body was too large, or a 302 we refused to follow, is
+// a failure. What each class means is internal/failure's table.
+func Class(err error, status int) failure.Class {
 	if err != nil {
 		var se *StatusError
 		if errors.As(err, &se) {
@@ -80,54 +88,56 @@ func Class(err error, status int) string {
 	return statusClass(status)
 }
 
-func statusClass(status int) string {
+func statusClass(status int) failure.Class {
 	switch {
 	case status == 0, status == 304, status >= 200 && status < 300:
-		return ""
+		return failure.None
 	case status == 404:
-		return ClassHTTP404
+		return failure.HTTP404
 	case status == 429:
-		return ClassHTTP429
+		return failure.HTTP429
 	case status >= 400 && status < 500:
-		return ClassHTTP4xx
+		return failure.HTTP4xx
 	case status >= 300 && status < 400:
 		// A redirect handed back to the caller was not followed (no Location,
 		// or following was refused), so the document was never reached.
-		return ClassRedirectLimit
+		return failure.RedirectLimit
 	default:
 		// 1xx as a final answer and codes beyond 599 are server misbehaviour.
-		return ClassHTTP5xx
+		return failure.HTTP5xx
 	}
 }
 
-func errClass(err error) string {
+func errClass(err error) failure.Class {
 	switch {
 	case errors.Is(err, ErrPlaceholderURL):
-		return ClassPlaceholderURL
+		return failure.PlaceholderURL
 	case errors.Is(err, ErrBlockedAddress):
-		return ClassBlockedAddress
+		return failure.BlockedAddress
+	case errors.Is(err, ErrBlockedPort):
+		return failure.BlockedPort
 	case errors.Is(err, ErrBlockedScheme), errors.Is(err, ErrUserinfo), errors.Is(err, ErrInvalidURL):
 		// All three are URLs of a shape we do not fetch, refused before any
 		// connection; the stored error text says which.
-		return ClassBlockedScheme
+		return failure.BlockedScheme
 	case errors.Is(err, ErrRedirectLimit):
-		return ClassRedirectLimit
+		return failure.RedirectLimit
 	case errors.Is(err, ErrBodySizeLimit):
-		return ClassTooLarge
+		return failure.TooLarge
 	case errors.Is(err, context.Canceled):
-		return ClassCanceled
+		return failure.Canceled
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
-		return ClassDNS
+		return failure.DNS
 	}
 	if isTimeout(err) {
-		return ClassTimeout
+		return failure.Timeout
 	}
 	if isTLS(err) {
-		return ClassTLS
+		return failure.TLS
 	}
-	return ClassConnect
+	return failure.Connect
 }
 
 func isTimeout(err error) bool {
@@ -158,31 +168,15 @@ func isTLS(err error) bool {
 // isDroppedConnection reports whether err means the connection was closed
 // or reset before a response status line arrived. Only then is the request
 // retried: nothing was answered, so sending it again cannot double an
-// effect the server reported. Timeouts, refused connects, DNS, TLS
-// verification and every status code are final.
+// effect the server reported. Which classes may be retried at all is the
+// failure table's decision (only connect); within it, a refused connect is
+// final, as are timeouts, DNS, TLS verification and every status code.
 func isDroppedConnection(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || isTimeout(err) {
-		return false
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
+	if err == nil || !errClass(err).Retried() {
 		return false
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
-		return false
-	}
-	for _, sentinel := range []error{ErrBlockedAddress, ErrBlockedScheme, ErrPlaceholderURL, ErrUserinfo, ErrInvalidURL} {
-		if errors.Is(err, sentinel) {
-			return false
-		}
-	}
-	var (
-		verify  *tls.CertificateVerificationError
-		unknown x509.UnknownAuthorityError
-		host    x509.HostnameError
-	)
-	if errors.As(err, &verify) || errors.As(err, &unknown) || errors.As(err, &host) {
 		return false
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||

@@ -251,7 +251,7 @@ type Response struct {
 	SHA256       string        // hex of Body
 	Duration     time.Duration // from the call to the end of the body
 	NotModified  bool          // 304
-	Class        string        // "" on success or 304, else a Class* constant
+	Class        string        // "" on success or 304, else a failure.Class
 	Err          error         // nil on success; a *StatusError for status failures
 }
 
@@ -273,7 +273,7 @@ func (c *Client) Get(ctx context.Context, r Request) (resp *Response) {
 			resp.Err = fmt.Errorf("internal error: %v", p)
 		}
 		resp.Duration = time.Since(start)
-		resp.Class = Class(resp.Err, resp.Status)
+		resp.Class = string(Class(resp.Err, resp.Status))
 		c.logger.Debug("fetch", "url", r.URL, "status", resp.Status, "class", resp.Class,
 			"bytes", len(resp.Body), "duration", resp.Duration)
 	}()

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/internal/failure"
 )
 
 func TestGetStatusClasses(t *testing.T) {
@@ -624,11 +626,19 @@ func TestHTTPClientRefusals(t *testing.T) {
 	e.mux.HandleFunc("/to-loopback", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "https://127.0.0.1:"+e.port+"/", http.StatusFound)
 	})
+	e.mux.HandleFunc("/to-smtp", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "https://a.example:25/", http.StatusFound)
+	})
 	hc := e.client(t, Options{}).HTTPClient()
-	tests := []struct{ url, want string }{
+	tests := []struct {
+		url  string
+		want failure.Class
+	}{
 		{"http://a.example/", ClassBlockedScheme},
 		{"https://a.example/{tenant}", ClassPlaceholderURL},
 		{"https://a.example/to-loopback", ClassBlockedAddress},
+		{"https://a.example:22/", failure.BlockedPort},
+		{"https://a.example/to-smtp", failure.BlockedPort},
 	}
 	for _, tt := range tests {
 		conns := e.conns.Load()
@@ -639,7 +649,7 @@ func TestHTTPClientRefusals(t *testing.T) {
 		if got := Class(err, 0); got != tt.want {
 			t.Errorf("Get(%s): class %q (err %v), want %q", tt.url, got, err, tt.want)
 		}
-		if tt.want != ClassBlockedAddress && e.conns.Load() != conns {
+		if !strings.HasPrefix(tt.url, "https://a.example/to-") && e.conns.Load() != conns {
 			t.Errorf("Get(%s) connected", tt.url)
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/internal/failure"
 )
 
 func TestParseConnectTo(t *testing.T) {
@@ -82,7 +84,7 @@ func TestClass(t *testing.T) {
 		name   string
 		err    error
 		status int
-		want   string
+		want   failure.Class
 	}{
 		{"ok", nil, 200, ""},
 		{"no content", nil, 204, ""},
@@ -104,6 +106,7 @@ func TestClass(t *testing.T) {
 		{"userinfo", ErrUserinfo, 0, ClassBlockedScheme},
 		{"invalid url", ErrInvalidURL, 0, ClassBlockedScheme},
 		{"placeholder", ErrPlaceholderURL, 0, ClassPlaceholderURL},
+		{"bad port", fmt.Errorf("%w: https://a.example:25/", ErrBlockedPort), 0, failure.BlockedPort},
 		{"canceled", urlErr(context.Canceled), 0, ClassCanceled},
 		{"deadline", urlErr(context.DeadlineExceeded), 0, ClassTimeout},
 		{"net timeout", urlErr(&net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}), 0, ClassTimeout},
@@ -144,6 +147,7 @@ func TestIsDroppedConnection(t *testing.T) {
 		{"reset while dialing", &net.OpError{Op: "dial", Err: syscall.ECONNRESET}, false},
 		{"dns", &net.DNSError{Err: "no such host"}, false},
 		{"blocked", ErrBlockedAddress, false},
+		{"blocked port", ErrBlockedPort, false},
 		{"tls verify", x509.UnknownAuthorityError{}, false},
 		{"status", &StatusError{Code: 503}, false},
 	}
@@ -204,5 +208,20 @@ func TestLoadCertPoolErrors(t *testing.T) {
 	}
 	if _, err := LoadCertPool(); err != nil {
 		t.Errorf("LoadCertPool() with no files = %v, want system roots", err)
+	}
+}
+
+// The old class names are the failure table's spellings.
+func TestClassAliases(t *testing.T) {
+	for alias, c := range map[string]failure.Class{
+		ClassDNS: failure.DNS, ClassConnect: failure.Connect, ClassTLS: failure.TLS, ClassTimeout: failure.Timeout,
+		ClassHTTP4xx: failure.HTTP4xx, ClassHTTP404: failure.HTTP404, ClassHTTP429: failure.HTTP429,
+		ClassHTTP5xx: failure.HTTP5xx, ClassTooLarge: failure.TooLarge, ClassRedirectLimit: failure.RedirectLimit,
+		ClassBlockedAddress: failure.BlockedAddress, ClassBlockedScheme: failure.BlockedScheme,
+		ClassBlockedPort: failure.BlockedPort, ClassPlaceholderURL: failure.PlaceholderURL, ClassCanceled: failure.Canceled,
+	} {
+		if alias != string(c) || !c.Known() {
+			t.Errorf("fetch alias %q names failure class %q", alias, c)
+		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/cardcrawl/cardcrawl/internal/failure"
 	"github.com/cardcrawl/cardcrawl/internal/fetch"
 )
 
@@ -153,8 +154,9 @@ type HTTPCheck struct {
 	Error  string  `json:"error,omitempty"`
 	Proofs []Proof `json:"proofs,omitempty"`
 	Found  bool    `json:"found"` // a valid proof was served
-	// KeptFrom is set when a re-check failed transiently (timeout, 5xx,
-	// DNS, connect): this is then the outcome of the check made at
+	// KeptFrom is set when a re-check failed transiently (a temporary
+	// class of internal/failure: timeout, 5xx, 429, DNS, connect): this is
+	// then the outcome of the check made at
 	// KeptFrom, and RecheckError says why the re-check did not replace it.
 	KeptFrom     string `json:"keptFrom,omitempty"`
 	RecheckError string `json:"recheckError,omitempty"`
@@ -330,13 +332,7 @@ func setMethods(r *Result) {
 
 // transientHTTP reports whether an HTTP check failed in a way that says
 // nothing about the proof: the next attempt may well succeed.
-func transientHTTP(h *HTTPCheck) bool {
-	switch h.Class {
-	case fetch.ClassTimeout, fetch.ClassHTTP5xx, fetch.ClassHTTP429, fetch.ClassConnect, fetch.ClassDNS:
-		return true
-	}
-	return false
-}
+func transientHTTP(h *HTTPCheck) bool { return failure.Class(h.Class).Transient() }
 
 // Merge keeps, within a fresh check cur, the earlier outcome of every
 // method whose re-check failed transiently: a timeout or a 5xx today does
