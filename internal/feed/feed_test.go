@@ -272,3 +272,28 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 		t.Errorf("a harmless cell changed: %q", got)
 	}
 }
+
+// TestLatestDecodesTheNameOnce: the mux already decodes the {name} segment;
+// a second decoding broke names holding "%" and made a literal "%41"
+// unreachable.
+func TestLatestDecodesTheNameOnce(t *testing.T) {
+	ss := servers()
+	ss[0].Card.Name, ss[1].Card.Name = "com.example/a%41", "com.example/a%41"
+	ss[2].Card.Name = "com.example/100%"
+	ss[3].Card.Name = "com.example/aA"
+	h := feed.Handler(feed.ServerOptions{Source: func(context.Context) ([]feed.Record, error) { return feed.Records(ss), nil }})
+	for _, tc := range []struct{ path, want string }{
+		{"/v0.1/servers/com.example%2Fa%2541/versions/latest", "com.example/a%41"},
+		{"/v0.1/servers/com.example%2F100%25/versions/latest", "com.example/100%"},
+		{"/v0.1/servers/com.example%2Fa%41/versions/latest", "com.example/aA"},
+		{"/v0.1/servers/com.example%2FaA/versions/latest", "com.example/aA"},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
+		var got struct{ Server struct{ Name string } }
+		_ = json.Unmarshal(rec.Body.Bytes(), &got)
+		if rec.Code != http.StatusOK || got.Server.Name != tc.want {
+			t.Errorf("%s: %d, name %q; want 200 and %q\n%s", tc.path, rec.Code, got.Server.Name, tc.want, rec.Body.String())
+		}
+	}
+}

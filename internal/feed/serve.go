@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -172,12 +171,11 @@ func entryKey(e RegistryEntry) string {
 
 // latest serves GET /v0.1/servers/{name}/versions/latest. Several cards may
 // claim one name (names are assertions); the first in feed order is served.
+// The name arrives percent-encoded ("com.example%2Fweather"); PathValue has
+// already decoded it once, and decoding it again would turn a literal "%41"
+// into "A" and refuse a name with "%" in it.
 func (s *server) latest(w http.ResponseWriter, r *http.Request) {
-	name, err := url.PathUnescape(r.PathValue("name"))
-	if err != nil {
-		problem(w, http.StatusBadRequest, "invalid server name")
-		return
-	}
+	name := r.PathValue("name")
 	recs, ok := s.records(w, r)
 	if !ok {
 		return
