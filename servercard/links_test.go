@@ -134,3 +134,11 @@ func TestIsWebRemoteURL(t *testing.T) {
 		}
 	}
 }
+
+func TestClipKeepsWholeCharacters(t *testing.T) {
+	s := strings.Repeat("a", 199) + "€€"
+	got := clip(s)
+	if got != strings.Repeat("a", 199)+"…" {
+		t.Errorf("clip = %q", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
@@ -248,13 +249,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// clip keeps hostile documents from putting megabytes into a finding message.
+// clip keeps hostile documents from putting megabytes into a finding
+// message, cutting before a character rather than inside one.
 func clip(s string) string {
 	const maxLen = 200
 	if len(s) <= maxLen {
 		return s
 	}
-	return s[:maxLen] + "…"
+	n := maxLen
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // fixablePrefixes are the members whose schema errors a consumer can repair or
