@@ -320,9 +320,9 @@ func TestCheck(t *testing.T) {
 			want: outcome{Grade: Conformant, Shape: ShapeCard, HasCard: true, Codes: []string{CodeNoRemotes, CodeNonstandardField}},
 		},
 		{
-			name: "relative website url is a warning only",
+			name: "relative website url and a data: image icon are warnings only",
 			in:   `{` + okHead + `,"websiteUrl":"example.com","icons":[{"src":"data:image/png;base64,AAAA"}],"remotes":[{"type":"sse","url":"https://example.com/sse"}]}`,
-			want: outcome{Grade: Conformant, Shape: ShapeCard, HasCard: true, Codes: []string{CodeInvalidURI}},
+			want: outcome{Grade: Conformant, Shape: ShapeCard, HasCard: true, Codes: []string{CodeIconNotHTTPS, CodeInvalidURI}},
 		},
 		{
 			name: "bad icon and repository are fixable",

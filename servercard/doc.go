@@ -18,7 +18,8 @@
 //     http(s)://… or a leading {template}) and every error is fixable. Fixable
 //     errors are: anything about $schema (schema_missing, schema_wrong — for
 //     example a date-versioned card URL —, schema_server_json for a Registry
-//     server.json), version_range, and schema errors located under
+//     server.json), version_range, url_scheme_not_allowed (a javascript: or
+//     other non-http(s) link or icon), and schema errors located under
 //     /description, /title, /websiteUrl, /icons, /repository or /_meta (too
 //     long, missing description, wrong type…). Unknown members such as
 //     packages or serverUrl are not errors at all: the schema's objects are
@@ -66,6 +67,8 @@
 //	secret_header_value                warning isSecret header (or header variable) with a literal value: a leaked credential
 //	secret_variable_value              warning isSecret URL variable with a literal value
 //	invalid_uri                        warning websiteUrl, repository.url or icon src not an absolute URI
+//	url_scheme_not_allowed             error   websiteUrl or repository.url not http(s), icon src neither http(s) nor base64 image data: (fixable; see links.go)
+//	icon_not_https                     warning http: or data: icon: the card schema allows it, the feed leaves it out
 //	nonstandard_field                  info    top-level member outside the schema
 //	internal_error                     error   the validator failed on this input
 //

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
@@ -107,17 +108,17 @@ func semantic(obj map[string]json.RawMessage, c *Card, shape string, out *findin
 	if c.Version != "" && IsVersionRange(c.Version) {
 		out.Add(finding.Error, CodeVersionRange, "/version", fmt.Sprintf("version %q is a range, not a single version", c.Version))
 	}
-	checkURI(obj["websiteUrl"], "/websiteUrl", out)
+	checkLink(obj["websiteUrl"], "/websiteUrl", false, out)
 	if raw, ok := obj["repository"]; ok {
 		var r map[string]json.RawMessage
 		if json.Unmarshal(raw, &r) == nil {
-			checkURI(r["url"], "/repository/url", out)
+			checkLink(r["url"], "/repository/url", false, out)
 		}
 	}
 	for i, raw := range rawArray(obj["icons"]) {
 		var ic map[string]json.RawMessage
 		if json.Unmarshal(raw, &ic) == nil {
-			checkURI(ic["src"], "/icons/"+strconv.Itoa(i)+"/src", out)
+			checkLink(ic["src"], "/icons/"+strconv.Itoa(i)+"/src", true, out)
 		}
 	}
 	checkRemotes(obj, out)
@@ -146,17 +147,6 @@ func checkSchemaMember(obj map[string]json.RawMessage, c *Card, out *finding.Lis
 		out.Add(finding.Error, CodeSchemaWrong, "/$schema", fmt.Sprintf("$schema is %s, not a string", clip(string(raw))))
 	default:
 		out.Add(finding.Error, CodeSchemaWrong, "/$schema", fmt.Sprintf("$schema is %q, want %q", clip(c.Schema), SchemaURL))
-	}
-}
-
-func checkURI(raw json.RawMessage, path string, out *finding.List) {
-	var s string
-	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
-		return // absent or not a string: the schema reports the type
-	}
-	u, err := url.Parse(s)
-	if err != nil || !u.IsAbs() {
-		out.Add(finding.Warning, CodeInvalidURI, path, fmt.Sprintf("%q is not an absolute URI", clip(s)))
 	}
 }
 
@@ -259,13 +249,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// clip keeps hostile documents from putting megabytes into a finding message.
+// clip keeps hostile documents from putting megabytes into a finding
+// message, cutting before a character rather than inside one.
 func clip(s string) string {
 	const maxLen = 200
 	if len(s) <= maxLen {
 		return s
 	}
-	return s[:maxLen] + "…"
+	n := maxLen
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // fixablePrefixes are the members whose schema errors a consumer can repair or
@@ -276,6 +271,8 @@ func fixable(f finding.Finding) bool {
 	switch f.Code {
 	case CodeSchemaMissing, CodeSchemaWrong, CodeSchemaServerJSON, CodeVersionRange:
 		return true
+	case CodeURLSchemeNotAllowed:
+		return true // a link or icon: dropping it loses nothing a client needs (see links.go)
 	}
 	if !strings.HasPrefix(f.Code, "schema_") {
 		return false

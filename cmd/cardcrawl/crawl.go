@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"github.com/cardcrawl/cardcrawl/discover"
 	"github.com/cardcrawl/cardcrawl/discover/probe"
 	"github.com/cardcrawl/cardcrawl/internal/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/termsafe"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -132,13 +132,11 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
+		if err := writeJSON(e.stdout, sum); err != nil {
 			return err
 		}
-	} else {
-		printSummary(e.stdout, sum)
+	} else if err := printSummary(e.stdout, sum); err != nil {
+		return err
 	}
 	if err == nil && sum.Interrupted {
 		return errInterrupted
@@ -197,7 +195,7 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains []string) (discove
 			if p.Class != "" {
 				what += " (" + p.Class + ")"
 			}
-			fmt.Fprintf(e.stderr, "\r\033[K[%d/%d] %s: %s", p.Done, p.Total, p.Domain, what)
+			fmt.Fprintf(e.stderr, "\r\033[K[%d/%d] %s: %s", p.Done, p.Total, termsafe.String(p.Domain), what)
 			if p.Done == p.Total {
 				fmt.Fprintln(e.stderr)
 			}
@@ -218,23 +216,25 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains []string) (discove
 	return sum, nil
 }
 
-func printSummary(w io.Writer, s discover.Summary) {
-	fmt.Fprintf(w, "run %d: %d domain(s) crawled, %d fresh (skipped), %d invalid input(s)\n",
+func printSummary(w io.Writer, s discover.Summary) error {
+	out := newTextOut(w)
+	out.printf("run %d: %d domain(s) crawled, %d fresh (skipped), %d invalid input(s)\n",
 		s.RunID, s.Crawled, s.Fresh, len(s.Invalid))
-	fmt.Fprintf(w, "  outcomes: %s\n", counts(s.Outcomes))
+	out.printf("  outcomes: %s\n", counts(s.Outcomes))
 	if len(s.Classes) > 0 {
-		fmt.Fprintf(w, "  failure classes: %s\n", counts(s.Classes))
+		out.printf("  failure classes: %s\n", counts(s.Classes))
 	}
-	fmt.Fprintf(w, "  server cards: %d, remote endpoints: %d\n", s.Cards, s.Remotes)
+	out.printf("  server cards: %d, remote endpoints: %d\n", s.Cards, s.Remotes)
 	if len(s.Probes) > 0 || len(s.ProbeSkips) > 0 {
-		fmt.Fprintf(w, "  probes: %s; not probed: %s\n", counts(s.Probes), counts(s.ProbeSkips))
+		out.printf("  probes: %s; not probed: %s\n", counts(s.Probes), counts(s.ProbeSkips))
 	}
 	if s.Interrupted {
-		fmt.Fprintf(w, "  interrupted: %d domain(s) left pending; run the same command again to continue\n", s.Left)
+		out.printf("  interrupted: %d domain(s) left pending; run the same command again to continue\n", s.Left)
 	}
 	if len(s.Invalid) > 0 {
-		fmt.Fprintf(w, "  not domains: %s\n", strings.Join(s.Invalid, ", "))
+		out.printf("  not domains: %s\n", strings.Join(s.Invalid, ", "))
 	}
+	return out.flush()
 }
 
 func counts(m map[string]int) string {

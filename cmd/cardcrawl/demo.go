@@ -89,7 +89,9 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	printSummary(e.stdout, sum)
+	if err := printSummary(e.stdout, sum); err != nil {
+		return err
+	}
 	if sum.Interrupted {
 		return errInterrupted
 	}
@@ -111,7 +113,9 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if report.Reconcile, err = recomputeAfterSync(ctx, st, log); err != nil {
 		return err
 	}
-	printSyncReport(e.stdout, report)
+	if err := printSyncReport(e.stdout, report); err != nil {
+		return err
+	}
 
 	fmt.Fprintln(e.stdout, "\nDomains:")
 	if err := runDomains(ctx, e, []string{"--db", db.path}); err != nil {

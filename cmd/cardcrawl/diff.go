@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/cardcrawl/cardcrawl/registry/reconcile"
 )
@@ -43,10 +41,10 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if rf.asJSON {
 		return writeJSON(e.stdout, res)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	out := newTextOut(e.stdout)
 	same := 0
-	fmt.Fprintf(tw, "MATCHED (%d)\n", len(res.Pairs))
-	fmt.Fprintln(tw, "CARD\tREGISTRY\tBASIS\tDIFFERENT FIELDS")
+	out.printf("MATCHED (%d)\n", len(res.Pairs))
+	out.table("CARD", "REGISTRY", "BASIS", "DIFFERENT FIELDS")
 	for _, p := range res.Pairs {
 		if len(p.Diffs) == 0 {
 			same++
@@ -62,20 +60,20 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		if p.Status != "" && p.Status != "active" {
 			reg += " (" + p.Status + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.CardKey, reg, p.Basis, dash(truncate(strings.Join(fields, ", "), 100)))
+		out.row(p.CardKey, reg, p.Basis, dash(truncate(strings.Join(fields, ", "), 100)))
 	}
 	if same > 0 && !all {
-		fmt.Fprintf(tw, "(%d pairs agree on every field; --all lists them)\n", same)
+		out.printf("(%d pairs agree on every field; --all lists them)\n", same)
 	}
-	fmt.Fprintf(tw, "\nCARD ONLY (%d)\n", len(res.CardOnly))
-	fmt.Fprintln(tw, "CARD\tNAME\tLISTED BY")
+	out.printf("\nCARD ONLY (%d)\n", len(res.CardOnly))
+	out.table("CARD", "NAME", "LISTED BY")
 	for _, c := range res.CardOnly {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.CardKey, dash(c.CardName), dash(strings.Join(c.Domains, " ")))
+		out.row(c.CardKey, dash(c.CardName), dash(strings.Join(c.Domains, " ")))
 	}
-	fmt.Fprintf(tw, "\nREGISTRY ONLY (%d)\n", len(res.RegistryOnly))
-	fmt.Fprintln(tw, "NAME\tVERSION\tSTATUS\tREGISTRY")
+	out.printf("\nREGISTRY ONLY (%d)\n", len(res.RegistryOnly))
+	out.table("NAME", "VERSION", "STATUS", "REGISTRY")
 	for _, r := range res.RegistryOnly {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, dash(r.Version), dash(r.Status), r.Source)
+		out.row(r.Name, dash(r.Version), dash(r.Status), r.Source)
 	}
-	return tw.Flush()
+	return out.flush()
 }

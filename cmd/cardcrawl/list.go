@@ -8,9 +8,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/cardcrawl/cardcrawl/internal/feed"
+	"github.com/cardcrawl/cardcrawl/internal/termsafe"
 )
 
 func init() {
@@ -38,17 +38,17 @@ func runDomains(ctx context.Context, e *env, args []string) error {
 	if rf.asJSON {
 		return writeJSON(e.stdout, nonNilSlice(rows))
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DOMAIN\tOUTCOME\tCLASS\tCARDS\tREMOTES\tCATALOG FINDINGS\tREASON")
+	out := newTextOut(e.stdout)
+	out.table("DOMAIN", "OUTCOME", "CLASS", "CARDS", "REMOTES", "CATALOG FINDINGS", "REASON")
 	for _, d := range rows {
 		outcome := d.Outcome
 		if d.State == "pending" {
 			outcome = "pending"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", d.Domain, outcome, dash(d.Class), d.Cards, d.Remotes,
+		out.row(d.Domain, outcome, dash(d.Class), d.Cards, d.Remotes,
 			dash(truncate(strings.Join(d.CatalogFindings, ","), 40)), truncate(d.Reason, 80))
 	}
-	return tw.Flush()
+	return out.flush()
 }
 
 func runServers(ctx context.Context, e *env, args []string) error {
@@ -71,8 +71,8 @@ func runServers(ctx context.Context, e *env, args []string) error {
 	if rf.asJSON {
 		return writeJSON(e.stdout, recs)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ENDPOINT\tTRANSPORT\tNAME\tVERSION\tGRADE\tLISTED BY\tPROBE")
+	out := newTextOut(e.stdout)
+	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "LISTED BY", "PROBE")
 	for _, r := range recs {
 		probe := "-"
 		if d := r.ProbeDecision; d != nil && d.Decision == "skip" && r.Probe == nil {
@@ -91,10 +91,10 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		if endpoint == "" {
 			endpoint = "(no remote)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", endpoint, dash(r.Transport), dash(r.Name), dash(truncate(r.Version, 24)),
+		out.row(endpoint, dash(r.Transport), dash(r.Name), dash(truncate(r.Version, 24)),
 			r.Grade, strings.Join(r.Domains(), " "), probe)
 	}
-	return tw.Flush()
+	return out.flush()
 }
 
 func runExport(ctx context.Context, e *env, args []string) error {
@@ -146,8 +146,11 @@ func validFormat(f string) bool {
 	return false
 }
 
+// writeJSON prints --json output. The values are exact; characters a
+// terminal would act on are written as \u escapes (see termsafe), so printing
+// it to a terminal is as safe as printing a table.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termsafe.NewJSONWriter(w))
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/cardcrawl/cardcrawl/internal/termsafe"
 )
 
 // Exit codes, stable for scripts.
@@ -112,12 +114,13 @@ func exitCode(e *env, err error) int {
 	if errors.As(err, new(reported)) {
 		return exitRun
 	}
+	// Error text can quote outside strings (a name, a server's message).
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(e.stderr, "cardcrawl:", ue.msg)
+		fmt.Fprintln(e.stderr, "cardcrawl:", termsafe.String(ue.msg))
 		return exitUsage
 	}
-	fmt.Fprintln(e.stderr, "cardcrawl:", err)
+	fmt.Fprintln(e.stderr, "cardcrawl:", termsafe.String(err.Error()))
 	return exitRun
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/registry/namespace"
@@ -108,8 +107,8 @@ func runNamespaces(ctx context.Context, e *env, args []string) error {
 }
 
 func printNamespaces(e *env, recs []namespaceRecord) error {
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAMESPACE\tKIND\tMETHOD\tCHECKED\tFOUND")
+	out := newTextOut(e.stdout)
+	out.table("NAMESPACE", "KIND", "METHOD", "CHECKED", "FOUND")
 	unchecked := 0
 	for _, r := range recs {
 		method := r.Method
@@ -117,15 +116,12 @@ func printNamespaces(e *env, recs []namespaceRecord) error {
 			method = "unchecked"
 			unchecked++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Namespace.Name, r.Kind, method, dash(shortTime(r.CheckedAt)), truncate(namespaceSummary(r.Result), 110))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
+		out.row(r.Namespace.Name, r.Kind, method, dash(shortTime(r.CheckedAt)), truncate(namespaceSummary(r.Result), 110))
 	}
 	if unchecked > 0 {
-		fmt.Fprintf(e.stdout, "\n%d domain namespaces are unchecked: no HTTP or DNS lookup has run for them yet. Run 'cardcrawl namespaces --check'.\n", unchecked)
+		out.printf("\n%d domain namespaces are unchecked: no HTTP or DNS lookup has run for them yet. Run 'cardcrawl namespaces --check'.\n", unchecked)
 	}
-	return nil
+	return out.flush()
 }
 
 // namespaceSummary says in one line what a check saw.

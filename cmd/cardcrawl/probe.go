@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/cardcrawl/cardcrawl/discover"
 	"github.com/cardcrawl/cardcrawl/discover/probe"
@@ -86,8 +85,12 @@ func runProbe(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	} else {
+		out := newTextOut(e.stdout)
 		for _, r := range results {
-			printProbe(e, r)
+			printProbe(out, r)
+		}
+		if err := out.flush(); err != nil {
+			return err
 		}
 	}
 	if len(results) < len(urls) {
@@ -97,26 +100,26 @@ func runProbe(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func printProbe(e *env, r probe.Result) {
-	fmt.Fprintf(e.stdout, "%s\n  outcome: %s", r.URL, r.Outcome)
+func printProbe(out *textOut, r probe.Result) {
+	out.printf("%s\n  outcome: %s", r.URL, r.Outcome)
 	if r.Partial {
-		fmt.Fprint(e.stdout, " (partial)")
+		out.printf(" (partial)")
 	}
-	fmt.Fprintf(e.stdout, "\n  reason: %s\n", r.Reason)
+	out.printf("\n  reason: %s\n", r.Reason)
 	if r.ServerName != "" {
-		fmt.Fprintf(e.stdout, "  server: %s %s\n", r.ServerName, r.ServerVersion)
+		out.printf("  server: %s %s\n", r.ServerName, r.ServerVersion)
 	}
 	if r.Transport != "" {
-		fmt.Fprintf(e.stdout, "  transport: %s, protocol %s (%s)\n", r.Transport, dash(r.ProtocolVersion), dash(r.Era))
+		out.printf("  transport: %s, protocol %s (%s)\n", r.Transport, dash(r.ProtocolVersion), dash(r.Era))
 	}
 	if r.ToolCount != nil {
-		fmt.Fprintf(e.stdout, "  tools: %d %v\n", *r.ToolCount, r.ToolNames)
+		out.printf("  tools: %d %v\n", *r.ToolCount, r.ToolNames)
 	}
 	if r.Auth != nil {
 		b, _ := json.Marshal(r.Auth)
-		fmt.Fprintf(e.stdout, "  auth: %s\n", b)
+		out.printf("  auth: %s\n", b)
 	}
-	fmt.Fprintf(e.stdout, "  round trips: %d, %d ms\n", r.RoundTrips, r.LatencyMs)
+	out.printf("  round trips: %d, %d ms\n", r.RoundTrips, r.LatencyMs)
 }
 
 func runProbes(ctx context.Context, e *env, args []string) error {
@@ -142,8 +145,8 @@ func runProbes(ctx context.Context, e *env, args []string) error {
 		}
 		return writeJSON(e.stdout, out)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ENDPOINT\tOUTCOME\tTRANSPORT\tPROTOCOL\tSERVER\tTOOLS\tPROBED AT")
+	out := newTextOut(e.stdout)
+	out.table("ENDPOINT", "OUTCOME", "TRANSPORT", "PROTOCOL", "SERVER", "TOOLS", "PROBED AT")
 	for _, r := range rows {
 		outcome := r.Outcome
 		if r.Partial {
@@ -153,8 +156,8 @@ func runProbes(ctx context.Context, e *env, args []string) error {
 		if r.ToolCount != nil {
 			tools = strconv.Itoa(*r.ToolCount)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.URL, outcome, dash(r.Transport), dash(r.Protocol),
+		out.row(r.URL, outcome, dash(r.Transport), dash(r.Protocol),
 			dash(strings.TrimSpace(r.ServerName+" "+r.ServerVersion)), tools, shortTime(r.ProbedAt))
 	}
-	return tw.Flush()
+	return out.flush()
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/registry"
@@ -158,8 +157,8 @@ func runRegistrySync(ctx context.Context, e *env, args []string) error {
 		if err := writeJSON(e.stdout, report); err != nil {
 			return err
 		}
-	} else {
-		printSyncReport(e.stdout, report)
+	} else if err := printSyncReport(e.stdout, report); err != nil {
+		return err
 	}
 	if syncErr != nil && ctx.Err() != nil && errors.Is(syncErr, ctx.Err()) {
 		fmt.Fprintf(e.stderr, "cardcrawl: interrupted after %d pages (%d entries stored); run the same command again to resume\n",
@@ -192,7 +191,8 @@ func readInput(e *env, path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-func printSyncReport(w io.Writer, r registrySyncReport) {
+func printSyncReport(w io.Writer, r registrySyncReport) error {
+	out := newTextOut(w)
 	s := r.Sync
 	state := "complete"
 	if !s.Complete {
@@ -208,28 +208,29 @@ func printSyncReport(w io.Writer, r registrySyncReport) {
 	if s.Resumed {
 		how += " (resumed)"
 	}
-	fmt.Fprintf(w, "%s: %s, %d entries stored (%d with errors the Registry would reject), %s\n",
+	out.printf("%s: %s, %d entries stored (%d with errors the Registry would reject), %s\n",
 		s.Source, how, s.Entries, s.Invalid, state)
 	if s.Watermark != "" {
-		fmt.Fprintf(w, "next incremental sync from %s\n", s.Watermark)
+		out.printf("next incremental sync from %s\n", s.Watermark)
 	}
 	for _, f := range s.Findings {
-		fmt.Fprintf(w, "  skipped: %s %s\n", f.Code, truncate(f.Message, 120))
+		out.printf("  skipped: %s %s\n", f.Code, truncate(f.Message, 120))
 	}
 	if len(s.InvalidNames) > 0 {
 		more := ""
 		if n := s.Invalid - len(s.InvalidNames); n > 0 {
 			more = fmt.Sprintf(" and %d more", n)
 		}
-		fmt.Fprintf(w, "with errors: %s%s (see 'cardcrawl registry entries --invalid')\n", strings.Join(s.InvalidNames, ", "), more)
+		out.printf("with errors: %s%s (see 'cardcrawl registry entries --invalid')\n", strings.Join(s.InvalidNames, ", "), more)
 	}
 	if r.Error != "" {
-		fmt.Fprintf(w, "stopped: %s\n", r.Error)
+		out.printf("stopped: %s\n", r.Error)
 	}
 	if c := r.Reconcile; c != nil {
-		fmt.Fprintf(w, "reconciled: %d matched pairs, %d card-only, %d registry-only (see 'cardcrawl diff')\n",
+		out.printf("reconciled: %d matched pairs, %d card-only, %d registry-only (see 'cardcrawl diff')\n",
 			c.Pairs, c.CardOnly, c.RegistryOnly)
 	}
+	return out.flush()
 }
 
 // registryEntryRecord is one --json row of 'registry entries'.
@@ -296,11 +297,12 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 		sources[r.Source] = true
 	}
 	many := len(sources) > 1
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	header := []string{"NAME", "VERSION", "STATUS", "LATEST", "SCHEMA", "FINDINGS"}
 	if many {
-		fmt.Fprint(tw, "REGISTRY\t")
+		header = append([]string{"REGISTRY"}, header...)
 	}
-	fmt.Fprintln(tw, "NAME\tVERSION\tSTATUS\tLATEST\tSCHEMA\tFINDINGS")
+	out := newTextOut(e.stdout)
+	out.table(header...)
 	bad := 0
 	var deletedLatest []string
 	for _, r := range recs {
@@ -319,21 +321,18 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 		for _, f := range r.Findings {
 			codes = append(codes, f.Code+" ("+string(f.Severity)+")")
 		}
+		cells := []any{r.Name, r.Version, dash(r.Status), latest, dash(r.SchemaVersion), dash(truncate(strings.Join(codes, ", "), 100))}
 		if many {
-			fmt.Fprintf(tw, "%s\t", r.Source)
+			cells = append([]any{r.Source}, cells...)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Version, dash(r.Status), latest, dash(r.SchemaVersion),
-			dash(truncate(strings.Join(codes, ", "), 100)))
+		out.row(cells...)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "\n%d entries, %d with errors the Registry would reject today ('--json' has every finding's message)\n", len(recs), bad)
+	out.printf("\n%d entries, %d with errors the Registry would reject today ('--json' has every finding's message)\n", len(recs), bad)
 	if len(deletedLatest) > 0 {
-		fmt.Fprintf(e.stdout, "latest version deleted: %s (the Registry keeps a deleted version latest until a higher one is published; its .../versions/latest answers 404)\n",
+		out.printf("latest version deleted: %s (the Registry keeps a deleted version latest until a higher one is published; its .../versions/latest answers 404)\n",
 			strings.Join(deletedLatest, ", "))
 	}
-	return nil
+	return out.flush()
 }
 
 // dumpSource names where imported entries came from: the registry named by

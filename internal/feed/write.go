@@ -72,13 +72,31 @@ func writeCSV(w io.Writer, records []Record) error {
 		if cardURL == "" {
 			cardURL = r.CardKey
 		}
-		if err := cw.Write([]string{r.Endpoint, r.Transport, strconv.FormatBool(r.Templated), r.Name, r.Title,
-			r.Version, r.Grade, cardURL, strings.Join(r.Domains(), " "), r.FirstSeen, r.LastSeen, outcome, tools}); err != nil {
+		row := []string{r.Endpoint, r.Transport, strconv.FormatBool(r.Templated), r.Name, r.Title,
+			r.Version, r.Grade, cardURL, strings.Join(r.Domains(), " "), r.FirstSeen, r.LastSeen, outcome, tools}
+		for i := range row {
+			row[i] = csvCell(row[i])
+		}
+		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvCell neutralises a cell a spreadsheet would run as a formula: names,
+// titles and versions come from cards, and "=HYPERLINK(…)" or "@SUM(…)" in
+// one must stay text when the feed is opened in Excel, LibreOffice or Google
+// Sheets. OWASP's rule: a cell starting with =, +, -, @, TAB or CR gets a
+// leading single quote, which those programs show as text. csv.Writer still
+// quotes what needs quoting. Every cell goes through here, the program's own
+// included, so no column is forgotten when one is added.
+func csvCell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 // RegistrySchema is the server.json schema the Registry-compatible feed claims.

@@ -1,0 +1,37 @@
+package feed
+
+import (
+	"slices"
+
+	"github.com/cardcrawl/cardcrawl/servercard"
+)
+
+// dropUnsafeLinks removes from a record, and from the copy of its card the
+// Registry JSON and the AI Catalog republish, every link that is not a web
+// URL: a javascript:, data: or vbscript: websiteUrl or repository, an icon
+// that is not https (the Registry's server.json schema the feed claims says
+// HTTPS only), a remote URL of another scheme. The feed is served with
+// Access-Control-Allow-Origin: * and read by other directories; the card's
+// findings keep the record of what was dropped (see servercard/links.go).
+func dropUnsafeLinks(r *Record) {
+	if !servercard.IsWebURL(r.WebsiteURL) {
+		r.WebsiteURL = ""
+	}
+	if r.Repository != nil && !servercard.IsWebURL(r.Repository.URL) {
+		// server.json requires a repository's url: without it there is no
+		// repository to publish.
+		r.Repository = nil
+	}
+	c := r.card
+	if c == nil {
+		return
+	}
+	if !servercard.IsWebURL(c.WebsiteURL) {
+		c.WebsiteURL = ""
+	}
+	if c.Repository != nil && !servercard.IsWebURL(c.Repository.URL) {
+		c.Repository = nil
+	}
+	c.Icons = slices.DeleteFunc(c.Icons, func(ic servercard.Icon) bool { return !servercard.IsHTTPSURL(ic.Src) })
+	c.Remotes = slices.DeleteFunc(c.Remotes, func(rm servercard.Remote) bool { return !servercard.IsWebRemoteURL(rm.URL) })
+}
