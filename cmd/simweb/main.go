@@ -36,9 +36,10 @@ trust that CA:
   cardcrawl crawl --connect-to ::127.0.0.1:PORT --ca-cert ca.pem example.com
   curl --connect-to ::127.0.0.1:PORT --cacert ca.pem https://example.com/...
 
-Hosts come from --demo (the built-in story of 15 domains), --fixtures (a
-directory of .txtar fixture files) and --generate (a synthetic web). Runs
-until interrupted (Ctrl-C).
+Hosts come from --demo (the built-in story of 15 domains), --hostile (a
+hostile publisher's tricks, one domain each), --fixtures (a directory of
+.txtar fixture files) and --generate (a synthetic web). Runs until
+interrupted (Ctrl-C).
 
 The synthetic web can have the internet's shape, deterministic per seed:
 a latency per response (--latency, --jitter) and shares of domains that do
@@ -65,6 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		addr       = fs.String("addr", "127.0.0.1:8443", "loopback `address` to listen on (port 0 picks a free one)")
 		caOut      = fs.String("ca-out", "ca.pem", "where to write the CA certificate (PEM) clients must trust")
 		demo       = fs.Bool("demo", false, "serve the demo web (the domains cardcrawl demo crawls)")
+		hostile    = fs.Bool("hostile", false, "serve the hostile web: one *.hostile.example domain per trick a hostile publisher plays, and a Registry double at "+simweb.HostileRegistryURL)
 		fixtures   = fs.String("fixtures", "", "serve every *.txtar fixture file in `dir`")
 		generate   = fs.Int("generate", 0, "also serve a synthetic web of `N` domains")
 		seed       = fs.Int64("seed", 1, "seed of the synthetic web (same seed, same web)")
@@ -94,8 +96,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	if !*demo && *fixtures == "" && *generate == 0 {
-		fmt.Fprintln(stderr, "simweb: nothing to serve: give --demo, --fixtures DIR or --generate N")
+	if !*demo && !*hostile && *fixtures == "" && *generate == 0 {
+		fmt.Fprintln(stderr, "simweb: nothing to serve: give --demo, --hostile, --fixtures DIR or --generate N")
 		return 2
 	}
 	level := slog.LevelWarn
@@ -120,6 +122,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
+	}
+	if *hostile {
+		names, err := w.AddHostile(simweb.HostileOptions{})
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		domains = append(domains, names...)
 	}
 	if *fixtures != "" {
 		if err := w.AddFixtureDir(*fixtures); err != nil {
@@ -185,6 +195,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if dns := w.DNSAddr(); dns != "" {
 		fmt.Fprintf(stdout, "  --dns-server %s\n", dns)
 		netFlags += " --dns-server " + dns
+	}
+	if *hostile {
+		fmt.Fprintf(stdout, "hostile Registry double: %s (cardcrawl registry sync --url %s)\n", simweb.HostileRegistryURL, simweb.HostileRegistryURL)
 	}
 	if limit != nil {
 		fmt.Fprintf(stdout, "network limit (catalogs and cards, no probes; a hanging domain costs %s): %s\n", *limitTO, limit)
