@@ -31,6 +31,32 @@ func recordDelays(w *Web) func() []time.Duration {
 	}
 }
 
+// delayedWeb starts a Web with the generated web opts, which records its
+// simulated delays instead of waiting (see recordDelays) and, with dns,
+// answers DNS.
+func delayedWeb(t *testing.T, opts GenerateOptions, dns bool) (*Web, []string, func() []time.Duration) {
+	t.Helper()
+	w, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delays := recordDelays(w)
+	names, err := w.Generate(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dns {
+		if _, err := w.ServeDNS("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	return w, names, delays
+}
+
 // fetchClient is cardcrawl's own client pointed at w the way a user points
 // it: --connect-to, --ca-cert and, when w serves DNS, --dns-server.
 func fetchClient(t *testing.T, w *Web, timeout time.Duration) *crawlfetch.Client {
@@ -63,23 +89,8 @@ func domainsByFault(w *Web, names []string) map[fault][]string {
 }
 
 func TestGeneratedFaultsFailAsRealOnes(t *testing.T) {
-	w, err := New(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	delays := recordDelays(w)
-	names, err := w.Generate(GenerateOptions{Domains: 200, CatalogShare: 1, CardsPerCatalog: 1, Seed: 7,
-		UnresolvableShare: 0.1, RefuseShare: 0.1, HangShare: 0.1, SlowTLSShare: 0.1, SlowTLSDelay: 3 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.ServeDNS("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
+	w, names, delays := delayedWeb(t, GenerateOptions{Domains: 200, CatalogShare: 1, CardsPerCatalog: 1, Seed: 7,
+		UnresolvableShare: 0.1, RefuseShare: 0.1, HangShare: 0.1, SlowTLSShare: 0.1, SlowTLSDelay: 3 * time.Second}, true)
 	by := domainsByFault(w, names)
 	for _, f := range []fault{faultNone, faultUnresolvable, faultRefuse, faultHang, faultSlowTLS} {
 		if len(by[f]) < 5 {
@@ -145,21 +156,8 @@ func TestCertificateFaults(t *testing.T) {
 }
 
 func TestLatencyPerResponse(t *testing.T) {
-	w, err := New(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	delays := recordDelays(w)
-	opts := GenerateOptions{Domains: 40, CatalogShare: 0.5, CardsPerCatalog: 2, Seed: 3,
-		Latency: 100 * time.Millisecond, Jitter: 50 * time.Millisecond}
-	names, err := w.Generate(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
+	w, names, delays := delayedWeb(t, GenerateOptions{Domains: 40, CatalogShare: 0.5, CardsPerCatalog: 2, Seed: 3,
+		Latency: 100 * time.Millisecond, Jitter: 50 * time.Millisecond}, false)
 	c := w.Client()
 	var first []time.Duration
 	for round := range 2 {

@@ -47,19 +47,7 @@ func TestNetworkLimitByHand(t *testing.T) {
 func TestNetworkLimitMatchesServedDelays(t *testing.T) {
 	opts := GenerateOptions{Domains: 60, CatalogShare: 0.4, CardsPerCatalog: 3, Seed: 11,
 		Latency: 80 * time.Millisecond, Jitter: 60 * time.Millisecond, SlowTLSShare: 0.2, SlowTLSDelay: 700 * time.Millisecond}
-	w, err := New(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	delays := recordDelays(w)
-	names, err := w.Generate(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
+	w, names, delays := delayedWeb(t, opts, false)
 	c := w.Client()
 	responses := 0
 	for _, d := range names {
