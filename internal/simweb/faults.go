@@ -90,6 +90,10 @@ func (w *Web) beforeHandshake(hello *tls.ClientHelloInfo) error {
 		// Read until the client gives up (its EOF or RST), the Web closes
 		// (http.Server.Close closes connections still in their handshake),
 		// or maxHang passes. Nothing but the blocked goroutine is held.
+		if w.onHang != nil {
+			w.onHang(true)
+			defer w.onHang(false)
+		}
 		_ = hello.Conn.SetReadDeadline(time.Now().Add(maxHang))
 		_, _ = io.Copy(io.Discard, hello.Conn)
 		_ = hello.Conn.Close()

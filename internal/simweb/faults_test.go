@@ -2,6 +2,7 @@ package simweb
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"strings"
@@ -249,5 +250,39 @@ func TestDNSAnswers(t *testing.T) {
 	}
 	if _, err := other.ServeDNS("192.0.2.1:53"); err == nil || !strings.Contains(err.Error(), "not loopback") {
 		t.Errorf("ServeDNS on a non-loopback address: %v", err)
+	}
+}
+
+// TestHangReleasesWhenTheClientGivesUp: a hanging host holds a connection
+// only while its client waits, so hung connections never pile up on the
+// server side of a long run.
+func TestHangReleasesWhenTheClientGivesUp(t *testing.T) {
+	w, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan bool, 2)
+	w.onHang = func(holding bool) { events <- holding }
+	w.setFault("hang.example", faultHang)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	raw, err := net.Dial("tcp", w.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := tls.Client(raw, &tls.Config{ServerName: "hang.example", RootCAs: w.CertPool()})
+	handshake := make(chan error, 1)
+	go func() { handshake <- conn.Handshake() }()
+	if !<-events {
+		t.Fatal("first event is a release")
+	}
+	_ = raw.Close() // the client gives up
+	if <-events {
+		t.Fatal("second event is another hold")
+	}
+	if err := <-handshake; err == nil {
+		t.Error("the handshake with a hanging host succeeded")
 	}
 }

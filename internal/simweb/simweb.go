@@ -62,6 +62,9 @@ type Web struct {
 	// sleep, when set (tests only), replaces the simulated delays, so
 	// tests see them without waiting.
 	sleep func(time.Duration)
+	// onHang, when set (tests only), hears when a hanging host starts
+	// (true) and stops (false) holding a connection.
+	onHang func(holding bool)
 
 	dns net.PacketConn // nil until ServeDNS
 
