@@ -449,7 +449,12 @@ func (w *Web) begin(host string, r *http.Request) {
 func (w *Web) end(host string) {
 	w.recMu.Lock()
 	defer w.recMu.Unlock()
-	w.inflight[host]--
+	// Drop idle hosts: a run over a million names must not keep one
+	// counter per name it ever served (peak, which MaxConcurrent needs,
+	// still does).
+	if w.inflight[host]--; w.inflight[host] == 0 {
+		delete(w.inflight, host)
+	}
 	w.inAll--
 }
 
