@@ -81,6 +81,7 @@ func (d *dbFlags) open(ctx context.Context, log *slog.Logger) (*store.DB, error)
 type netFlags struct {
 	connectTo   stringList
 	caCerts     stringList
+	dnsServer   string
 	timeout     time.Duration
 	userAgent   string
 	concurrency int
@@ -89,6 +90,7 @@ type netFlags struct {
 func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.Var(&n.connectTo, "connect-to", "connect to HOST2:PORT2 when a URL names HOST1:PORT1; the `rule` is HOST1:PORT1:HOST2:PORT2 (curl's meaning; an empty HOST1 or PORT1 matches any; repeatable; the address you name is trusted)")
 	fs.Var(&n.caCerts, "ca-cert", "PEM `file` of extra trusted root certificates (repeatable)")
+	fs.StringVar(&n.dnsServer, "dns-server", "", "resolve names through this DNS server (`host:port`) only; with --connect-to, names are still looked up first, so a simulated web can say a name does not exist")
 	fs.DurationVar(&n.timeout, "timeout", 15*time.Second, "per-request timeout, body included")
 	fs.StringVar(&n.userAgent, "user-agent", userAgent(), "User-Agent sent with every request (keep a contact URL in it)")
 	fs.IntVar(&n.concurrency, "concurrency", 32, "hosts in flight (requests to one host are always one at a time)")
@@ -96,7 +98,7 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 
 // client builds the program's one HTTP client from the flags.
 func (n *netFlags) client(log *slog.Logger) (*fetch.Client, error) {
-	opts := fetch.Options{UserAgent: n.userAgent, Timeout: n.timeout, Logger: log}
+	opts := fetch.Options{UserAgent: n.userAgent, Timeout: n.timeout, Logger: log, DNSServer: n.dnsServer}
 	if n.timeout <= 0 {
 		return nil, usagef("--timeout must be positive")
 	}

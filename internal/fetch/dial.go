@@ -82,8 +82,12 @@ func (c ConnectTo) match(host, port string) bool {
 type dialer struct {
 	connectTo []ConnectTo
 	resolver  *net.Resolver
-	timeout   time.Duration
-	logger    *slog.Logger
+	// lookupFirst (Options.DNSServer) resolves a name, as rooted, even when
+	// a ConnectTo rule names where to connect, so a name that does not
+	// exist fails as it would without the rule.
+	lookupFirst bool
+	timeout     time.Duration
+	logger      *slog.Logger
 	// beforeDial, when set (tests only), sees each address about to be
 	// dialled and can veto it, so no test can reach the internet even when
 	// the guard it tests is broken.
@@ -141,6 +145,11 @@ func (d *dialer) addresses(ctx context.Context, host, port string) (ips []netip.
 			continue
 		}
 		if c.ToHost != "" {
+			if d.lookupFirst {
+				if _, err := d.resolve(ctx, host); err != nil {
+					return nil, "", false, err
+				}
+			}
 			host, trusted = c.ToHost, true
 		}
 		if c.ToPort != "" {
@@ -166,7 +175,11 @@ func (d *dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{ip.Unmap()}, nil
 	}
-	ips, err := d.resolver.LookupNetIP(ctx, "ip", host)
+	name := host
+	if d.lookupFirst && !strings.HasSuffix(name, ".") {
+		name += "."
+	}
+	ips, err := d.resolver.LookupNetIP(ctx, "ip", name)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +190,19 @@ func (d *dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 		ips[i] = ips[i].Unmap()
 	}
 	return ips, nil
+}
+
+// serverResolver resolves through one DNS server only, whatever
+// /etc/resolv.conf names. The operator chose it, so it is dialled directly;
+// its answers are still judged like any other.
+func serverResolver(server string) *net.Resolver {
+	var nd net.Dialer
+	return &net.Resolver{
+		PreferGo: true,
+		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return nd.DialContext(ctx, network, server)
+		},
+	}
 }
 
 // checkSocketAddress judges the ip:port a socket is about to connect to.

@@ -56,6 +56,13 @@ type Options struct {
 	Logger    *slog.Logger // nil discards
 	// Resolver lets tests inject DNS; default net.DefaultResolver.
 	Resolver *net.Resolver
+	// DNSServer ("host:port", UDP with the Go resolver's TCP fallback),
+	// when set, is the one server names are resolved through, asked for
+	// rooted names (no search domains), and names are looked up even when
+	// a ConnectTo rule sends the connection elsewhere: a simulated web can
+	// then say a name does not exist (class dns) while the names that do
+	// still go where the rule says. Not with Resolver.
+	DNSServer string
 }
 
 // Client is the guarded HTTP client. It is safe for concurrent use; make one
@@ -92,6 +99,15 @@ func New(opts Options) (*Client, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.DNSServer != "" {
+		if opts.Resolver != nil {
+			return nil, fmt.Errorf("fetch: Resolver and DNSServer are exclusive")
+		}
+		if _, port, err := net.SplitHostPort(opts.DNSServer); err != nil || port == "" {
+			return nil, fmt.Errorf("fetch: dns server %q: want host:port", opts.DNSServer)
+		}
+		opts.Resolver = serverResolver(opts.DNSServer)
+	}
 	if opts.Resolver == nil {
 		opts.Resolver = net.DefaultResolver
 	}
@@ -111,7 +127,8 @@ func New(opts Options) (*Client, error) {
 		}
 	}
 
-	d := &dialer{connectTo: opts.ConnectTo, resolver: opts.Resolver, timeout: opts.Timeout, logger: opts.Logger}
+	d := &dialer{connectTo: opts.ConnectTo, resolver: opts.Resolver, lookupFirst: opts.DNSServer != "",
+		timeout: opts.Timeout, logger: opts.Logger}
 	transport := &http.Transport{
 		Proxy:                  nil, // an environment proxy would bypass the address checks
 		DialContext:            d.DialContext,

@@ -79,17 +79,24 @@ func (a *authority) leaf(name string, now time.Time) (*tls.Certificate, error) {
 		// Clients dialling an IP without SNI: cover loopback.
 		name = "127.0.0.1"
 	}
+	return a.issue(name, name, now.Add(-time.Hour), now.Add(7*24*time.Hour))
+}
+
+// issue returns the certificate cached under key, or issues one for name
+// (a DNS name or an IP literal) valid from notBefore to notAfter. The key
+// tells deliberately wrong certificates from a host's good one.
+func (a *authority) issue(key, name string, notBefore, notAfter time.Time) (*tls.Certificate, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if c, ok := a.leaves[name]; ok {
+	if c, ok := a.leaves[key]; ok {
 		return c, nil
 	}
 	a.serial++
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(a.serial),
 		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(7 * 24 * time.Hour),
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
@@ -114,6 +121,6 @@ func (a *authority) leaf(name string, now time.Time) (*tls.Certificate, error) {
 	if len(a.leaves) >= maxCachedLeaves {
 		clear(a.leaves)
 	}
-	a.leaves[name] = c
+	a.leaves[key] = c
 	return c, nil
 }

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -34,7 +35,7 @@ func Demo(opts Options) (*Web, []string, error) {
 	if err := w.addFixtureFS(demoFS, "testdata/demo", "demo"); err != nil {
 		return nil, nil, err
 	}
-	if err := addDemoRegistry(w); err != nil {
+	if err := addRegistry(w, demoFS, "testdata/demo/registry.json", DemoRegistryURL); err != nil {
 		return nil, nil, err
 	}
 	b, err := demoFS.ReadFile("testdata/demo/domains.txt")
@@ -57,12 +58,12 @@ func parseDomainList(b []byte) []string {
 	return out
 }
 
-// addDemoRegistry mounts the Registry double on registry.example, loaded with
-// testdata/demo/registry.json (a v0.1 list response).
-func addDemoRegistry(w *Web) error {
-	raw, err := demoFS.ReadFile("testdata/demo/registry.json")
+// addRegistry mounts a Registry double at base, loaded with file (a v0.1
+// list response).
+func addRegistry(w *Web, fsys fs.FS, file, base string) error {
+	raw, err := fs.ReadFile(fsys, file)
 	if err != nil {
-		return fmt.Errorf("simweb: demo registry: %w", err)
+		return fmt.Errorf("simweb: registry: %w", err)
 	}
 	var list struct {
 		Servers []struct {
@@ -73,14 +74,14 @@ func addDemoRegistry(w *Web) error {
 		} `json:"servers"`
 	}
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return fmt.Errorf("simweb: demo registry: %w", err)
+		return fmt.Errorf("simweb: registry %s: %w", file, err)
 	}
 	reg := registrytest.New(time.Now)
 	for _, e := range list.Servers {
 		if err := reg.Load(e.Server, e.Meta.Official); err != nil {
-			return fmt.Errorf("simweb: demo registry: %w", err)
+			return fmt.Errorf("simweb: registry %s: %w", file, err)
 		}
 	}
-	w.Handle(strings.TrimPrefix(DemoRegistryURL, "https://"), reg)
+	w.Handle(strings.TrimPrefix(base, "https://"), reg)
 	return nil
 }

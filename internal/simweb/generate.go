@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // GenerateOptions shapes a synthetic web.
@@ -24,9 +25,56 @@ type GenerateOptions struct {
 	// MCPShare is the fraction of card remotes backed by a real MCP server;
 	// the others point to hosts that answer 404.
 	MCPShare float64
-	// Seed makes the web deterministic: the same seed gives the same names
-	// and documents.
+	// Seed makes the web deterministic: the same seed gives the same names,
+	// documents, delays and faults.
 	Seed int64
+
+	// Latency delays every response of the generated hosts (404s
+	// included), a stand-in for network round trips: Latency plus or minus
+	// up to Jitter, uniform, fixed per seed, host and path. A delay below
+	// zero is zero.
+	Latency, Jitter time.Duration
+
+	// Shares of domains that fail below HTTP, drawn once per domain (a
+	// domain's subdomains share its fate) and mutually exclusive, so they
+	// must add up to at most 1:
+	//
+	//   - UnresolvableShare: the Web's DNS server (ServeDNS) answers
+	//     NXDOMAIN; clients must resolve through it (cardcrawl
+	//     --dns-server), or they never notice;
+	//   - RefuseShare: the connection is reset at the ClientHello (class
+	//     connect, as a refused connection);
+	//   - HangShare: the connection is accepted and never answered, so it
+	//     costs the client its full timeout;
+	//   - SlowTLSShare: the TLS handshake waits SlowTLSDelay (default 1 s)
+	//     before it is answered.
+	UnresolvableShare, RefuseShare, HangShare, SlowTLSShare float64
+	SlowTLSDelay                                            time.Duration
+}
+
+// defaultSlowTLSDelay is SlowTLSDelay when SlowTLSShare is set without it.
+const defaultSlowTLSDelay = time.Second
+
+func (o *GenerateOptions) check() error {
+	if o.Domains < 0 || o.CardsPerCatalog < 0 {
+		return errors.New("negative count")
+	}
+	shares := []float64{o.CatalogShare, o.MCPShare, o.UnresolvableShare, o.RefuseShare, o.HangShare, o.SlowTLSShare}
+	for _, s := range shares {
+		if !(s >= 0 && s <= 1) {
+			return errors.New("shares must be within [0, 1]")
+		}
+	}
+	if o.UnresolvableShare+o.RefuseShare+o.HangShare+o.SlowTLSShare > 1+1e-9 {
+		return errors.New("the unresolvable, refuse, hang and slow-TLS shares add up to more than 1")
+	}
+	if o.Latency < 0 || o.Jitter < 0 || o.SlowTLSDelay < 0 {
+		return errors.New("negative latency, jitter or TLS delay")
+	}
+	if o.SlowTLSShare > 0 && o.SlowTLSDelay == 0 {
+		o.SlowTLSDelay = defaultSlowTLSDelay
+	}
+	return nil
 }
 
 // generatedKinds are the servers behind generated remotes, picked per remote
@@ -51,13 +99,10 @@ type generator struct {
 // https://goneJ.siteI.TAG.example/mcp (404). Catalogs and cards carry ETags
 // and answer conditional requests with 304.
 func (w *Web) Generate(opts GenerateOptions) ([]string, error) {
-	if opts.Domains < 0 || opts.CardsPerCatalog < 0 {
-		return nil, errors.New("simweb: generate: negative count")
+	if err := opts.check(); err != nil {
+		return nil, fmt.Errorf("simweb: generate: %w", err)
 	}
-	if opts.CatalogShare < 0 || opts.CatalogShare > 1 || opts.MCPShare < 0 || opts.MCPShare > 1 {
-		return nil, errors.New("simweb: generate: shares must be within [0, 1]")
-	}
-	g := &generator{tag: fmt.Sprintf("g%08x", uint32(hash64(opts.Seed, "tag"))), opts: opts}
+	g := newGenerator(opts)
 	if opts.MCPShare > 0 && opts.CardsPerCatalog > 0 && opts.CatalogShare > 0 {
 		// Fail now rather than serve 501s in the middle of a benchmark.
 		if _, err := g.handler(0); err != nil {
@@ -81,6 +126,10 @@ func (w *Web) Generate(opts GenerateOptions) ([]string, error) {
 	return names, nil
 }
 
+func newGenerator(opts GenerateOptions) *generator {
+	return &generator{tag: fmt.Sprintf("g%08x", uint32(hash64(opts.Seed, "tag"))), opts: opts}
+}
+
 func (g *generator) domain(i int) string { return "site" + strconv.Itoa(i) + "." + g.tag + ".example" }
 
 func (g *generator) hasCatalog(i int) bool {
@@ -89,6 +138,38 @@ func (g *generator) hasCatalog(i int) bool {
 
 func (g *generator) hasMCP(i, j int) bool {
 	return unit(hash64(g.opts.Seed, "mcp", i, j)) < g.opts.MCPShare
+}
+
+// fault draws domain i's fate: one hash, cut into the shares in a fixed
+// order, so the shares stay exclusive and a domain keeps its fate when
+// another share changes only if the ones before it do not.
+func (g *generator) fault(i int) fault {
+	o := &g.opts
+	if o.UnresolvableShare+o.RefuseShare+o.HangShare+o.SlowTLSShare == 0 {
+		return faultNone
+	}
+	u := unit(hash64(o.Seed, "fault", i))
+	for _, c := range []struct {
+		share float64
+		f     fault
+	}{{o.UnresolvableShare, faultUnresolvable}, {o.RefuseShare, faultRefuse}, {o.HangShare, faultHang}, {o.SlowTLSShare, faultSlowTLS}} {
+		if u < c.share {
+			return c.f
+		}
+		u -= c.share
+	}
+	return faultNone
+}
+
+// delay is the simulated round trip of a response: Latency ± Jitter,
+// fixed per host and path.
+func (g *generator) delay(host, path string) time.Duration {
+	d := g.opts.Latency
+	if g.opts.Jitter > 0 {
+		u := unit(hash64(g.opts.Seed, "latency", host, path))
+		d += time.Duration((2*u - 1) * float64(g.opts.Jitter))
+	}
+	return max(d, 0)
 }
 
 func (g *generator) handler(n uint64) (http.Handler, error) {
@@ -148,11 +229,11 @@ func atoi(s string) (int, bool) {
 	return n, true
 }
 
-// serve answers a request for one of the generator's hosts; false means the
-// host is not one of them (or the path does not exist) and the caller 404s.
-func (g *generator) serve(rw http.ResponseWriter, r *http.Request, host string) bool {
-	sub, j, i, ok := g.parse(host)
-	if !ok || !g.hasCatalog(i) {
+// serve answers a request for one of the generator's hosts, parsed into
+// sub, j and i; false means the document does not exist and the caller
+// 404s.
+func (g *generator) serve(rw http.ResponseWriter, r *http.Request, sub string, j, i int) bool {
+	if !g.hasCatalog(i) {
 		return false
 	}
 	switch sub {

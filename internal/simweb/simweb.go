@@ -54,9 +54,19 @@ type Web struct {
 	discard bool
 	ca      *authority
 
-	mu    sync.RWMutex
-	sites map[string]*site
-	gens  []*generator
+	mu     sync.RWMutex
+	sites  map[string]*site
+	gens   []*generator
+	faults map[string]fault
+
+	// sleep, when set (tests only), replaces the simulated delays, so
+	// tests see them without waiting.
+	sleep func(time.Duration)
+	// onHang, when set (tests only), hears when a hanging host starts
+	// (true) and stops (false) holding a connection.
+	onHang func(holding bool)
+
+	dns net.PacketConn // nil until ServeDNS
 
 	recMu    sync.Mutex
 	requests []Request
@@ -89,12 +99,8 @@ func New(opts Options) (*Web, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("simweb: bad address %q: %w", addr, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("simweb: address %q is not loopback", addr)
+	if err := checkLoopback(addr); err != nil {
+		return nil, err
 	}
 	ca, err := newAuthority(time.Now())
 	if err != nil {
@@ -110,6 +116,7 @@ func New(opts Options) (*Web, error) {
 		discard:  opts.DiscardRequests,
 		ca:       ca,
 		sites:    make(map[string]*site),
+		faults:   make(map[string]fault),
 		inflight: make(map[string]int),
 		peak:     make(map[string]int),
 		closed:   make(chan struct{}),
@@ -137,9 +144,10 @@ func (w *Web) Start() error {
 	cfg := &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"http/1.1"},
-		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-			return w.ca.leaf(hello.ServerName, time.Now())
+		GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			return nil, w.beforeHandshake(hello)
 		},
+		GetCertificate: w.certificate,
 	}
 	w.ln = ln
 	w.srv = &http.Server{
@@ -159,15 +167,18 @@ func (w *Web) Start() error {
 	return nil
 }
 
-// Close stops the listener, closes every connection and releases handlers
-// blocked by the stall and hang behaviours.
+// Close stops the listener and the DNS server, closes every connection and
+// releases handlers blocked by the stall and hang behaviours.
 func (w *Web) Close() error {
 	var err error
 	w.closeOnce.Do(func() {
 		close(w.closed)
 		w.mu.RLock()
-		srv := w.srv
+		srv, dns := w.srv, w.dns
 		w.mu.RUnlock()
+		if dns != nil {
+			_ = dns.Close()
+		}
 		if srv != nil {
 			err = srv.Close()
 		}
@@ -438,7 +449,12 @@ func (w *Web) begin(host string, r *http.Request) {
 func (w *Web) end(host string) {
 	w.recMu.Lock()
 	defer w.recMu.Unlock()
-	w.inflight[host]--
+	// Drop idle hosts: a run over a million names must not keep one
+	// counter per name it ever served (peak, which MaxConcurrent needs,
+	// still does).
+	if w.inflight[host]--; w.inflight[host] == 0 {
+		delete(w.inflight, host)
+	}
 	w.inAll--
 }
 
@@ -484,9 +500,15 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, g := range gens {
-		if g.serve(rw, r, host) {
-			return
+		sub, j, i, ok := g.parse(host)
+		if !ok {
+			continue
 		}
+		w.pause(r, g.delay(host, r.URL.Path))
+		if !g.serve(rw, r, sub, j, i) {
+			notFound(rw)
+		}
+		return
 	}
 	notFound(rw)
 }
