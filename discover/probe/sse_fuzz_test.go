@@ -33,6 +33,9 @@ func FuzzReadSSE(f *testing.F) {
 	}
 	f.Add([]byte("data: x\n\ndata: y\n\n"), uint16(8), uint8(1))
 	f.Add([]byte("data: 0123456789\n\n"), uint16(17), uint8(0))
+	// A last unterminated line exactly as long as the cap: within the cap,
+	// yet it was once reported as too large.
+	f.Add(bytes.Repeat([]byte("x"), 4096), uint16(4095), uint8(0))
 	f.Fuzz(func(t *testing.T, body []byte, maxBytes uint16, maxEvents uint8) {
 		lim := sseLimits{MaxBytes: int64(maxBytes%8192) + 1, MaxEvents: int(maxEvents % 16)}
 		read := func(r io.Reader) ([]sseEvent, error) {
