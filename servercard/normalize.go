@@ -81,6 +81,11 @@ func NormalizeURL(raw string) (string, error) {
 	if u.Opaque != "" || u.Host == "" {
 		return s, errors.New("url has no host")
 	}
+	if m.inInternationalLabel(u.Hostname()) {
+		// Punycode encodes a label as a whole, so a placeholder inside a
+		// non-ASCII label has no normal form that filling it in would keep.
+		return s, errors.New("url has a {placeholder} inside an internationalised host label")
+	}
 	host, err := normalizeHost(u.Hostname())
 	if err != nil {
 		return s, err
@@ -113,7 +118,7 @@ func NormalizeURL(raw string) (string, error) {
 		b.WriteString(":" + port)
 	}
 	b.WriteString(normalizePath(u.EscapedPath()))
-	if q := normalizeEscapes(u.RawQuery); q != "" {
+	if q := normalizeEscapes(escapeQuery(u.RawQuery)); q != "" {
 		b.WriteString("?" + q)
 	}
 	out, ok := m.unmask(b.String())
@@ -148,7 +153,7 @@ func normalizeLeadingTemplate(s string) (string, error) {
 	if out == "/" && !strings.HasPrefix(rest, "/") {
 		out = ""
 	}
-	if q := normalizeEscapes(u.RawQuery); q != "" {
+	if q := normalizeEscapes(escapeQuery(u.RawQuery)); q != "" {
 		out += "?" + q
 	}
 	out, ok = m.unmask(out)
@@ -198,6 +203,41 @@ func (m *masker) unmask(s string) (string, bool) {
 		s = strings.Replace(s, t, m.vars[i], 1)
 	}
 	return s, true
+}
+
+// inInternationalLabel reports whether a masked host has a placeholder and
+// a non-ASCII character in one label (dots as written; IDNA may find more).
+func (m *masker) inInternationalLabel(host string) bool {
+	if len(m.vars) == 0 {
+		return false
+	}
+	for _, label := range strings.Split(host, ".") {
+		if strings.Contains(label, m.prefix) && strings.ContainsFunc(label, func(r rune) bool { return r >= 0x80 }) {
+			return true
+		}
+	}
+	return false
+}
+
+// escapeQuery percent-encodes what url.Parse keeps raw in a query but a URL
+// cannot hold raw: spaces and non-ASCII bytes. Kept raw, a trailing one was
+// trimmed off when the key was normalised again, so normalising was not
+// idempotent; encoded, "?q=a b" and "?q=a%20b" share a key, as a client
+// sends both alike.
+func escapeQuery(q string) string {
+	if !strings.ContainsFunc(q, func(r rune) bool { return r == ' ' || r >= 0x80 }) {
+		return q
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		if c := q[i]; c == ' ' || c >= 0x80 {
+			b.WriteString("%" + string(hex[c>>4]) + string(hex[c&15]))
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 func normalizeHost(h string) (string, error) {
