@@ -43,7 +43,8 @@ func TemplateVars(raw string) []string {
 //   - an empty path becomes "/", a trailing slash is removed from any other path
 //     ("/mcp/" == "/mcp"), and "." and ".." segments are resolved;
 //   - percent-escapes of unreserved characters are decoded and all other
-//     escapes get upper-case hex digits, in path and query;
+//     escapes get upper-case hex digits, in path and query; raw spaces and
+//     non-ASCII bytes are percent-encoded in both;
 //   - the fragment is dropped, and so is an empty query ("?");
 //   - the query is otherwise kept as written and NOT sorted: parameter order can
 //     matter to a server, and cards that differ only in order are not seen in
@@ -53,7 +54,8 @@ func TemplateVars(raw string) []string {
 //   - {placeholders} survive untouched as templates, with the literal parts
 //     around them normalised: "https://{Tenant}.Example.com/mcp/" becomes
 //     "https://{Tenant}.example.com/mcp". A URL that starts with a placeholder
-//     ("{baseUrl}/mcp/") keeps that prefix verbatim and normalises the rest.
+//     ("{baseUrl}/mcp/") keeps that prefix verbatim (spaces and non-ASCII
+//     bytes percent-encoded, as in the query) and normalises the rest.
 //
 // Only http and https URLs with a host are normalised. For anything else it
 // returns the trimmed input and an error; it never panics.
@@ -118,7 +120,7 @@ func NormalizeURL(raw string) (string, error) {
 		b.WriteString(":" + port)
 	}
 	b.WriteString(normalizePath(u.EscapedPath()))
-	if q := normalizeEscapes(escapeQuery(u.RawQuery)); q != "" {
+	if q := normalizeEscapes(escapeRaw(u.RawQuery)); q != "" {
 		b.WriteString("?" + q)
 	}
 	out, ok := m.unmask(b.String())
@@ -153,14 +155,14 @@ func normalizeLeadingTemplate(s string) (string, error) {
 	if out == "/" && !strings.HasPrefix(rest, "/") {
 		out = ""
 	}
-	if q := normalizeEscapes(escapeQuery(u.RawQuery)); q != "" {
+	if q := normalizeEscapes(escapeRaw(u.RawQuery)); q != "" {
 		out += "?" + q
 	}
 	out, ok = m.unmask(out)
 	if !ok {
 		return s, errors.New("url template is ambiguous after normalisation")
 	}
-	return prefix + out, nil
+	return escapeRaw(prefix) + out, nil
 }
 
 // masker swaps each {name} for a token that url.Parse, lower-casing and
@@ -219,12 +221,12 @@ func (m *masker) inInternationalLabel(host string) bool {
 	return false
 }
 
-// escapeQuery percent-encodes what url.Parse keeps raw in a query but a URL
-// cannot hold raw: spaces and non-ASCII bytes. Kept raw, a trailing one was
-// trimmed off when the key was normalised again, so normalising was not
-// idempotent; encoded, "?q=a b" and "?q=a%20b" share a key, as a client
-// sends both alike.
-func escapeQuery(q string) string {
+// escapeRaw percent-encodes what url.Parse keeps raw in a query (and a
+// leading template's prefix keeps as written) but a URL cannot hold raw:
+// spaces and non-ASCII bytes. Kept raw, a trailing one was trimmed off when
+// the key was normalised again, so normalising was not idempotent; encoded,
+// "?q=a b" and "?q=a%20b" share a key, as a client sends both alike.
+func escapeRaw(q string) string {
 	if !strings.ContainsFunc(q, func(r rune) bool { return r == ' ' || r >= 0x80 }) {
 		return q
 	}
