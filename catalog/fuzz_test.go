@@ -2,7 +2,10 @@ package catalog
 
 import (
 	"encoding/json"
+	"io/fs"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -17,6 +20,18 @@ func FuzzParse(f *testing.F) {
 		"\xEF\xBB\xBF{\"entries\":[]}", `{"specVersion":"9.0"}`, `{"entries":[` + `"\\\"",` + `{}]}`,
 	} {
 		f.Add([]byte(s))
+	}
+	// Every spec and SDK example document (testdata/specs/SOURCES.md).
+	err := filepath.WalkDir(specsDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".json" {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		f.Add(b)
+		return err
+	})
+	if err != nil {
+		f.Fatal(err)
 	}
 	base := mustURL(f, "https://example.com/dir/ai-catalog.json")
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -34,7 +49,7 @@ func FuzzParse(f *testing.F) {
 			if !json.Valid(e.Raw) || (e.Data != nil && !json.Valid(e.Data)) {
 				t.Fatalf("entry %d: raw %q data %q not valid json", e.Index, e.Raw, e.Data)
 			}
-			if e.Identifier == "" || e.Type == "" || (e.URL == "") == (e.Data == nil) {
+			if e.Identifier == "" || e.Type == "" || (e.URL == "") == (e.Data == nil) || e.Essence != Essence(e.Type) {
 				t.Fatalf("invalid entry kept: %+v", e)
 			}
 		}

@@ -43,7 +43,8 @@ func TemplateVars(raw string) []string {
 //   - an empty path becomes "/", a trailing slash is removed from any other path
 //     ("/mcp/" == "/mcp"), and "." and ".." segments are resolved;
 //   - percent-escapes of unreserved characters are decoded and all other
-//     escapes get upper-case hex digits, in path and query;
+//     escapes get upper-case hex digits, in path and query; raw spaces and
+//     non-ASCII bytes are percent-encoded in both;
 //   - the fragment is dropped, and so is an empty query ("?");
 //   - the query is otherwise kept as written and NOT sorted: parameter order can
 //     matter to a server, and cards that differ only in order are not seen in
@@ -53,7 +54,8 @@ func TemplateVars(raw string) []string {
 //   - {placeholders} survive untouched as templates, with the literal parts
 //     around them normalised: "https://{Tenant}.Example.com/mcp/" becomes
 //     "https://{Tenant}.example.com/mcp". A URL that starts with a placeholder
-//     ("{baseUrl}/mcp/") keeps that prefix verbatim and normalises the rest.
+//     ("{baseUrl}/mcp/") keeps that prefix verbatim (spaces and non-ASCII
+//     bytes percent-encoded, as in the query) and normalises the rest.
 //
 // Only http and https URLs with a host are normalised. For anything else it
 // returns the trimmed input and an error; it never panics.
@@ -80,6 +82,11 @@ func NormalizeURL(raw string) (string, error) {
 	}
 	if u.Opaque != "" || u.Host == "" {
 		return s, errors.New("url has no host")
+	}
+	if m.inInternationalLabel(u.Hostname()) {
+		// Punycode encodes a label as a whole, so a placeholder inside a
+		// non-ASCII label has no normal form that filling it in would keep.
+		return s, errors.New("url has a {placeholder} inside an internationalised host label")
 	}
 	host, err := normalizeHost(u.Hostname())
 	if err != nil {
@@ -113,7 +120,7 @@ func NormalizeURL(raw string) (string, error) {
 		b.WriteString(":" + port)
 	}
 	b.WriteString(normalizePath(u.EscapedPath()))
-	if q := normalizeEscapes(u.RawQuery); q != "" {
+	if q := normalizeEscapes(escapeRaw(u.RawQuery)); q != "" {
 		b.WriteString("?" + q)
 	}
 	out, ok := m.unmask(b.String())
@@ -148,14 +155,14 @@ func normalizeLeadingTemplate(s string) (string, error) {
 	if out == "/" && !strings.HasPrefix(rest, "/") {
 		out = ""
 	}
-	if q := normalizeEscapes(u.RawQuery); q != "" {
+	if q := normalizeEscapes(escapeRaw(u.RawQuery)); q != "" {
 		out += "?" + q
 	}
 	out, ok = m.unmask(out)
 	if !ok {
 		return s, errors.New("url template is ambiguous after normalisation")
 	}
-	return prefix + out, nil
+	return escapeRaw(prefix) + out, nil
 }
 
 // masker swaps each {name} for a token that url.Parse, lower-casing and
@@ -198,6 +205,41 @@ func (m *masker) unmask(s string) (string, bool) {
 		s = strings.Replace(s, t, m.vars[i], 1)
 	}
 	return s, true
+}
+
+// inInternationalLabel reports whether a masked host has a placeholder and
+// a non-ASCII character in one label (dots as written; IDNA may find more).
+func (m *masker) inInternationalLabel(host string) bool {
+	if len(m.vars) == 0 {
+		return false
+	}
+	for _, label := range strings.Split(host, ".") {
+		if strings.Contains(label, m.prefix) && strings.ContainsFunc(label, func(r rune) bool { return r >= 0x80 }) {
+			return true
+		}
+	}
+	return false
+}
+
+// escapeRaw percent-encodes what url.Parse keeps raw in a query (and a
+// leading template's prefix keeps as written) but a URL cannot hold raw:
+// spaces and non-ASCII bytes. Kept raw, a trailing one was trimmed off when
+// the key was normalised again, so normalising was not idempotent; encoded,
+// "?q=a b" and "?q=a%20b" share a key, as a client sends both alike.
+func escapeRaw(q string) string {
+	if !strings.ContainsFunc(q, func(r rune) bool { return r == ' ' || r >= 0x80 }) {
+		return q
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		if c := q[i]; c == ' ' || c >= 0x80 {
+			b.WriteString("%" + string(hex[c>>4]) + string(hex[c&15]))
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 func normalizeHost(h string) (string, error) {

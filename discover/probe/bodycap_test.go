@@ -60,8 +60,8 @@ func TestReadSSELineCap(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), errBodySizeLimit.Error()) {
 		t.Errorf("err = %v, want the body size limit", err)
 	}
-	if got := sseMaxLine(sseLimits{MaxBytes: 1024}); got > 1024 {
-		t.Errorf("scanner max token = %d, want ≤ MaxBytes 1024", got)
+	if got := sseMaxLine(sseLimits{MaxBytes: 1024}); got > 1024+1 {
+		t.Errorf("scanner max token = %d, want ≤ MaxBytes+1 1025", got)
 	}
 	if got := sseMaxLine(sseLimits{}); got > DefaultMaxBodyBytes {
 		t.Errorf("scanner max token without a cap = %d, want ≤ %d", got, DefaultMaxBodyBytes)

@@ -96,14 +96,16 @@ func readSSE(r io.Reader, lim sseLimits, fn func(sseEvent) bool) error {
 	return io.EOF
 }
 
-// sseMaxLine is the scanner's largest token: never more than the stream's
-// own byte cap, so one endless line cannot make the buffer outgrow it. A
-// line can only reach that size in a stream that is over the cap anyway.
+// sseMaxLine is the scanner's largest token: one byte more than the
+// stream's own cap, so one endless line cannot make the buffer outgrow it,
+// yet a last unterminated line of exactly MaxBytes (a stream within its
+// cap) is read to the end rather than reported as too large: the scanner
+// gives up on a full buffer before it sees that the stream has ended.
 func sseMaxLine(lim sseLimits) int {
 	if lim.MaxBytes <= 0 {
 		return DefaultMaxBodyBytes
 	}
-	return int(lim.MaxBytes)
+	return int(lim.MaxBytes) + 1
 }
 
 // scanSSELines splits on CRLF, LF or a lone CR; a CR at the end of the

@@ -60,7 +60,9 @@ func ParseConnectTo(s string) (ConnectTo, error) {
 		if p == "" {
 			continue
 		}
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+		// Only the canonical spelling: match compares ports as strings, so
+		// "+443" or "0443" would be accepted and never match anything.
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != p {
 			return ConnectTo{}, fmt.Errorf("connect-to %q: bad port %q", s, p)
 		}
 	}
