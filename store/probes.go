@@ -150,41 +150,153 @@ func (db *DB) latestDecisions(ctx context.Context) (map[string]ProbeDecision, er
 	return out, rows.Err()
 }
 
-// PendingRemote is a listed remote whose probe phase never finished: it has
-// no decision at all (its domain was crawled by a run stopped before the
-// probe phase), or its latest decision was to probe and that run stored no
-// probe of it.
-type PendingRemote struct {
-	Norm       string
-	CardKey    string
-	CardSHA256 string
-	RemoteJSON string // the remote object as declared
-	CardJSON   string // the card as parsed
+// DecidedInRun reports whether run already recorded a decision about the
+// endpoint, so a remote several domains list is decided once per run.
+func (db *DB) DecidedInRun(ctx context.Context, runID int64, remoteNorm string) (bool, error) {
+	var one int
+	err := db.sql.QueryRowContext(ctx, `SELECT 1 FROM probe_decisions WHERE run_id = ? AND remote_norm = ? LIMIT 1`,
+		runID, remoteNorm).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("decisions about %s: %w", remoteNorm, err)
+	}
+	return true, nil
 }
 
-// PendingProbes returns the remotes an interrupted run left undecided or
-// unprobed, so the next run finishes them even if their domains are fresh.
-func (db *DB) PendingProbes(ctx context.Context) ([]PendingRemote, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT r.url_norm, r.card_key, c.sha256, r.json, c.json
-		FROM remotes r JOIN cards c ON c.key = r.card_key
-		WHERE EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)
-		  AND (NOT EXISTS (SELECT 1 FROM probe_decisions d WHERE d.remote_norm = r.url_norm)
-		       OR EXISTS (SELECT 1 FROM probe_decisions d
-		                  WHERE d.remote_norm = r.url_norm AND d.decision = 'probe'
-		                    AND d.id = (SELECT MAX(d2.id) FROM probe_decisions d2 WHERE d2.remote_norm = r.url_norm)
-		                    AND NOT EXISTS (SELECT 1 FROM probes p WHERE p.remote_norm = r.url_norm AND p.run_id = d.run_id)))
-		ORDER BY r.url_norm`)
+// StillDeclared reports whether a card with hash cardSHA declares the
+// endpoint now (an active listing reaches it from such a card): the card a
+// probe was made against has not changed, whichever domain lists it.
+func (db *DB) StillDeclared(ctx context.Context, remoteNorm, cardSHA string) (bool, error) {
+	var one int
+	err := db.sql.QueryRowContext(ctx, `SELECT 1 FROM listings l JOIN cards c ON c.key = l.card_key
+		WHERE l.remote_norm = ? AND l.active = 1 AND c.sha256 = ? LIMIT 1`, remoteNorm, cardSHA).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("pending probes: %w", err)
+		return false, fmt.Errorf("cards declaring %s: %w", remoteNorm, err)
+	}
+	return true, nil
+}
+
+// PendingRemote is one declaration of a remote whose probe step never
+// finished: no decision was recorded about it since its domain's last
+// crawl (the run stopped between saving the domain and deciding), or its
+// latest decision was to probe and that run stored no probe of it. It
+// carries only what a probe needs: never the card itself, which may be
+// large and is shared by many remotes.
+type PendingRemote struct {
+	Norm        string
+	RemoteJSON  string // the remote object as declared
+	CardKey     string
+	CardSHA256  string
+	CardName    string
+	CardVersion string
+}
+
+// pendingPage is how many rows one PendingProbes query reads.
+const pendingPage = 500
+
+// pendingRemote is the SQL condition "remote l.remote_norm of domain d is
+// pending" (see PendingRemote).
+const pendingRemote = `(NOT EXISTS (SELECT 1 FROM probe_decisions pd
+		WHERE pd.remote_norm = l.remote_norm AND pd.run_id >= d.last_run_id)
+	OR EXISTS (SELECT 1 FROM probe_decisions pd
+		WHERE pd.remote_norm = l.remote_norm AND pd.decision = 'probe'
+		  AND pd.id = (SELECT MAX(d2.id) FROM probe_decisions d2 WHERE d2.remote_norm = l.remote_norm)
+		  AND NOT EXISTS (SELECT 1 FROM probes p WHERE p.remote_norm = l.remote_norm AND p.run_id = pd.run_id)))`
+
+// PendingProbes calls fn for each pending remote domain lists, ordered by
+// normalised URL and card key: one row per (remote, declaring card). It
+// reads a page at a time (keyset on those two columns), so a domain with
+// thousands of remotes costs one page of small rows at a time.
+func (db *DB) PendingProbes(ctx context.Context, domain string, fn func(PendingRemote) error) error {
+	var afterNorm, afterCard string
+	for {
+		page, err := db.pendingPage(ctx, domain, afterNorm, afterCard)
+		if err != nil {
+			return err
+		}
+		for _, p := range page {
+			if err := fn(p); err != nil {
+				return err
+			}
+		}
+		if len(page) < pendingPage {
+			return nil
+		}
+		last := page[len(page)-1]
+		afterNorm, afterCard = last.Norm, last.CardKey
+	}
+}
+
+func (db *DB) pendingPage(ctx context.Context, domain, afterNorm, afterCard string) ([]PendingRemote, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT DISTINCT r.url_norm, r.json, c.key, c.sha256, c.name, c.version
+		FROM domains d
+		JOIN listings l ON l.domain = d.domain AND l.active = 1
+		JOIN remotes r ON r.url_norm = l.remote_norm
+		JOIN cards c ON c.key = l.card_key
+		WHERE d.domain = ? AND (l.remote_norm > ? OR (l.remote_norm = ? AND l.card_key > ?))
+		  AND `+pendingRemote+`
+		ORDER BY r.url_norm, c.key LIMIT ?`, domain, afterNorm, afterNorm, afterCard, pendingPage)
+	if err != nil {
+		return nil, fmt.Errorf("pending probes of %s: %w", domain, err)
 	}
 	defer rows.Close()
 	var out []PendingRemote
 	for rows.Next() {
 		var p PendingRemote
-		if err := rows.Scan(&p.Norm, &p.CardKey, &p.CardSHA256, &p.RemoteJSON, &p.CardJSON); err != nil {
-			return nil, fmt.Errorf("pending probes: %w", err)
+		if err := rows.Scan(&p.Norm, &p.RemoteJSON, &p.CardKey, &p.CardSHA256, &p.CardName, &p.CardVersion); err != nil {
+			return nil, fmt.Errorf("pending probes of %s: %w", domain, err)
 		}
 		out = append(out, p)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("pending probes of %s: %w", domain, err)
+	}
+	return out, nil
+}
+
+// PendingProbeDomains calls fn, in name order and a page at a time, for
+// each domain that lists a pending remote (see PendingRemote) and whose
+// last crawl was by a run no longer running: a run finishes what dead or
+// stopped runs left, never what a concurrent run is still working on.
+func (db *DB) PendingProbeDomains(ctx context.Context, fn func(domain string) error) error {
+	after := ""
+	for {
+		var page []string
+		rows, err := db.sql.QueryContext(ctx, `SELECT d.domain FROM domains d
+			WHERE d.domain > ? AND d.last_run_id IS NOT NULL
+			  AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = d.last_run_id AND r.status = ?)
+			  AND EXISTS (SELECT 1 FROM listings l WHERE l.domain = d.domain AND l.active = 1 AND l.remote_norm <> ''
+			              AND `+pendingRemote+`)
+			ORDER BY d.domain LIMIT ?`, after, RunRunning, pendingPage)
+		if err != nil {
+			return fmt.Errorf("domains with pending probes: %w", err)
+		}
+		for rows.Next() {
+			var d string
+			if err := rows.Scan(&d); err != nil {
+				rows.Close()
+				return fmt.Errorf("domains with pending probes: %w", err)
+			}
+			page = append(page, d)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("domains with pending probes: %w", err)
+		}
+		for _, d := range page {
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		if len(page) < pendingPage {
+			return nil
+		}
+		after = page[len(page)-1]
+	}
 }
