@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
+	"time"
 )
 
 // ReconcileCard is a stored Server Card as reconciliation sees it: its key,
@@ -14,12 +17,38 @@ type ReconcileCard struct {
 	Domains []string // sorted
 }
 
-// ReconcileCards reads every card some domain lists now, with the domains
-// listing it. A card whose every listing is retired (the domain stopped
-// publishing it) is history, not a server, as in Servers.
-func (db *DB) ReconcileCards(ctx context.Context) ([]ReconcileCard, error) {
+// cardPage is how many cards EachListedCard reads per query: small, as a
+// card may be up to a megabyte.
+const cardPage = 64
+
+// EachListedCard calls fn, in key order, for every card some domain lists
+// now, with the domains listing it. A card whose every listing is retired
+// (the domain stopped publishing it) is history, not a server, as in
+// Servers. Cards are read a page at a time (keyset on the key), so memory
+// holds one page, whatever the number of cards.
+func (db *DB) EachListedCard(ctx context.Context, fn func(ReconcileCard) error) error {
+	after := ""
+	for {
+		page, err := db.listedCardPage(ctx, after)
+		if err != nil {
+			return err
+		}
+		for _, c := range page {
+			if err := fn(c); err != nil {
+				return err
+			}
+		}
+		if len(page) < cardPage {
+			return nil
+		}
+		after = page[len(page)-1].Key
+	}
+}
+
+func (db *DB) listedCardPage(ctx context.Context, after string) ([]ReconcileCard, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT c.key, c.json FROM cards c
-		WHERE EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1) ORDER BY c.key`)
+		WHERE c.key > ? AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1)
+		ORDER BY c.key LIMIT ?`, after, cardPage)
 	if err != nil {
 		return nil, fmt.Errorf("read cards: %w", err)
 	}
@@ -38,7 +67,11 @@ func (db *DB) ReconcileCards(ctx context.Context) ([]ReconcileCard, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read cards: %w", err)
 	}
-	rows, err = db.sql.QueryContext(ctx, `SELECT DISTINCT card_key, domain FROM listings WHERE active = 1 ORDER BY card_key, domain`)
+	if len(cards) == 0 {
+		return nil, nil
+	}
+	rows, err = db.sql.QueryContext(ctx, `SELECT DISTINCT card_key, domain FROM listings
+		WHERE active = 1 AND card_key >= ? AND card_key <= ? ORDER BY card_key, domain`, cards[0].Key, cards[len(cards)-1].Key)
 	if err != nil {
 		return nil, fmt.Errorf("read listings: %w", err)
 	}
@@ -75,10 +108,92 @@ type ReconcileRow struct {
 	ComputedAt string
 }
 
-// ReplaceReconcile swaps the whole result set in one transaction, so readers
-// see either the old or the new reconciliation, never a mix.
-func (db *DB) ReplaceReconcile(ctx context.Context, rows []ReconcileRow) error {
-	tx, err := db.sql.BeginTx(ctx, nil)
+// ReconcileWriter stores one reconciliation as it is computed: rows go to
+// a staging table in batches, and Commit swaps them in as the whole result
+// in one short transaction, so readers see either the old or the new
+// reconciliation, never a mix, and the writer never holds all the rows.
+type ReconcileWriter struct {
+	db    *DB
+	token string
+	batch []ReconcileRow
+	err   error
+}
+
+// reconcileBatch is how many rows one staging transaction writes.
+const reconcileBatch = 500
+
+// staleStaging is how old staged rows must be before a new computation
+// deletes them as a crashed one's leftovers.
+const staleStaging = time.Hour
+
+// NewReconcileWriter starts storing a reconciliation.
+func (db *DB) NewReconcileWriter(ctx context.Context) (*ReconcileWriter, error) {
+	var tok [16]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return nil, fmt.Errorf("save reconciliation: %w", err)
+	}
+	// A computation killed before its swap leaves its rows staged.
+	if _, err := db.sql.ExecContext(ctx, `DELETE FROM reconcile_staging WHERE created_at < ?`,
+		ts(db.now().Add(-staleStaging))); err != nil {
+		return nil, fmt.Errorf("save reconciliation: %w", err)
+	}
+	return &ReconcileWriter{db: db, token: hex.EncodeToString(tok[:])}, nil
+}
+
+// Add queues a row, writing a batch to the staging table when one is full.
+func (w *ReconcileWriter) Add(ctx context.Context, r ReconcileRow) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.batch = append(w.batch, r)
+	if len(w.batch) >= reconcileBatch {
+		w.err = w.flush(ctx)
+	}
+	return w.err
+}
+
+func (w *ReconcileWriter) flush(ctx context.Context) error {
+	if len(w.batch) == 0 {
+		return nil
+	}
+	tx, err := w.db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("save reconciliation: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO reconcile_staging (token, created_at, kind, card_key, card_name,
+  source, name, version, status, basis, detail, diffs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("save reconciliation: %w", err)
+	}
+	defer stmt.Close()
+	now := w.db.Now()
+	for _, r := range w.batch {
+		if r.Diffs == "" {
+			r.Diffs = "[]"
+		}
+		if _, err := stmt.ExecContext(ctx, w.token, now, r.Kind, r.CardKey, r.CardName, r.Source, r.Name, r.Version,
+			r.Status, r.Basis, r.Detail, r.Diffs); err != nil {
+			return fmt.Errorf("save reconciliation: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("save reconciliation: %w", err)
+	}
+	w.batch = w.batch[:0]
+	return nil
+}
+
+// Commit writes what is queued and replaces the stored reconciliation with
+// this one, in one transaction.
+func (w *ReconcileWriter) Commit(ctx context.Context) error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.flush(ctx); err != nil {
+		return err
+	}
+	tx, err := w.db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("save reconciliation: %w", err)
 	}
@@ -86,24 +201,41 @@ func (db *DB) ReplaceReconcile(ctx context.Context, rows []ReconcileRow) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM reconcile_results`); err != nil {
 		return fmt.Errorf("save reconciliation: %w", err)
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO reconcile_results (kind, card_key, card_name, source, name,
-  version, status, basis, detail, diffs, computed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO reconcile_results (kind, card_key, card_name, source, name, version,
+  status, basis, detail, diffs, computed_at)
+SELECT kind, card_key, card_name, source, name, version, status, basis, detail, diffs, ?
+FROM reconcile_staging WHERE token = ? ORDER BY id`, w.db.Now(), w.token); err != nil {
 		return fmt.Errorf("save reconciliation: %w", err)
 	}
-	defer stmt.Close()
-	now := db.Now()
-	for _, r := range rows {
-		if r.Diffs == "" {
-			r.Diffs = "[]"
-		}
-		if _, err := stmt.ExecContext(ctx, r.Kind, r.CardKey, r.CardName, r.Source, r.Name, r.Version, r.Status, r.Basis,
-			r.Detail, r.Diffs, now); err != nil {
-			return fmt.Errorf("save reconciliation: %w", err)
-		}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM reconcile_staging WHERE token = ?`, w.token); err != nil {
+		return fmt.Errorf("save reconciliation: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("save reconciliation: %w", err)
+	}
+	return nil
+}
+
+// Abort drops what this writer staged; the stored reconciliation stays.
+func (w *ReconcileWriter) Abort(ctx context.Context) {
+	_, _ = w.db.sql.ExecContext(ctx, `DELETE FROM reconcile_staging WHERE token = ?`, w.token)
+}
+
+// ReplaceReconcile swaps the whole result set in one transaction.
+func (db *DB) ReplaceReconcile(ctx context.Context, rows []ReconcileRow) error {
+	w, err := db.NewReconcileWriter(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := w.Add(ctx, r); err != nil {
+			w.Abort(context.WithoutCancel(ctx))
+			return err
+		}
+	}
+	if err := w.Commit(ctx); err != nil {
+		w.Abort(context.WithoutCancel(ctx))
+		return err
 	}
 	return nil
 }

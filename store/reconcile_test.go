@@ -10,10 +10,10 @@ import (
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
-// TestReconcileCardsOnlyActiveListings: a card no domain lists any more,
+// TestListedCardsOnlyActiveListings: a card no domain lists any more,
 // and a domain that stopped listing a card, take no part in reconciliation
 // (as they take no part in 'servers').
-func TestReconcileCardsOnlyActiveListings(t *testing.T) {
+func TestListedCardsOnlyActiveListings(t *testing.T) {
 	db := open(t, filepath.Join(t.TempDir(), "r.db"), nil)
 	for _, q := range []string{
 		`INSERT INTO cards (key, sha256, grade, json, first_seen, last_seen, changed_at) VALUES
@@ -28,8 +28,11 @@ func TestReconcileCardsOnlyActiveListings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := db.ReconcileCards(context.Background())
-	if err != nil {
+	var got []store.ReconcileCard
+	if err := db.EachListedCard(context.Background(), func(c store.ReconcileCard) error {
+		got = append(got, c)
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	want := []store.ReconcileCard{{Key: "https://a.example/card", JSON: `{"name":"com.example/a"}`, Domains: []string{"a.example"}}}

@@ -300,6 +300,52 @@ func (db *DB) RegistryEntries(ctx context.Context, f RegistryFilter) ([]Registry
 	return out, nil
 }
 
+// registryPage is how many entries EachLatestRegistryEntry reads per query.
+const registryPage = 200
+
+// EachLatestRegistryEntry calls fn for the latest version of every server
+// of every registry, ordered by source and name, a page at a time (keyset
+// on the latest index), so no caller needs every entry's JSON at once.
+func (db *DB) EachLatestRegistryEntry(ctx context.Context, fn func(RegistryEntry) error) error {
+	var afterSource, afterName, afterVersion string // "" sorts before every stored source
+	for {
+		rows, err := db.sql.QueryContext(ctx, `SELECT source, name, version, status, status_message, status_changed_at,
+  published_at, updated_at, reported_latest, is_latest, schema, server_json, meta, findings, first_seen, last_seen, changed_at
+  FROM registry_entries WHERE is_latest = 1
+    AND (source > ? OR (source = ? AND (name > ? OR (name = ? AND version > ?))))
+  ORDER BY source, name, version LIMIT ?`, afterSource, afterSource, afterName, afterName, afterVersion, registryPage)
+		if err != nil {
+			return fmt.Errorf("list registry entries: %w", err)
+		}
+		var page []RegistryEntry
+		for rows.Next() {
+			var e RegistryEntry
+			if err := rows.Scan(&e.Source, &e.Name, &e.Version, &e.Status, &e.StatusMessage, &e.StatusChangedAt,
+				&e.PublishedAt, &e.UpdatedAt, &e.ReportedLatest, &e.IsLatest, &e.Schema, &e.ServerJSON, &e.Meta,
+				&e.Findings, &e.FirstSeen, &e.LastSeen, &e.ChangedAt); err != nil {
+				rows.Close()
+				return fmt.Errorf("list registry entries: %w", err)
+			}
+			page = append(page, e)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("list registry entries: %w", err)
+		}
+		for _, e := range page {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		if len(page) < registryPage {
+			return nil
+		}
+		last := page[len(page)-1]
+		afterSource, afterName, afterVersion = last.Source, last.Name, last.Version
+	}
+}
+
 // CountRegistryEntries counts stored versions for source ("" for all).
 func (db *DB) CountRegistryEntries(ctx context.Context, source string) (int, error) {
 	var n int

@@ -19,16 +19,9 @@ type Subject struct {
 }
 
 // Collect gathers every namespace named by a stored card or a latest
-// Registry entry.
+// Registry entry. Cards and entries stream from the store a page at a
+// time; what is kept is one small record per namespace.
 func Collect(ctx context.Context, db *store.DB) ([]Subject, error) {
-	cards, err := db.ReconcileCards(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("collect namespaces: %w", err)
-	}
-	entries, err := db.RegistryEntries(ctx, store.RegistryFilter{LatestOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("collect namespaces: %w", err)
-	}
 	type acc struct {
 		servers, repos map[string]bool
 	}
@@ -58,11 +51,17 @@ func Collect(ctx context.Context, db *store.DB) ([]Subject, error) {
 			a.repos[d.Repository.URL] = true
 		}
 	}
-	for _, c := range cards {
+	if err := db.EachListedCard(ctx, func(c store.ReconcileCard) error {
 		add(c.JSON)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("collect namespaces: %w", err)
 	}
-	for _, e := range entries {
+	if err := db.EachLatestRegistryEntry(ctx, func(e store.RegistryEntry) error {
 		add(e.ServerJSON)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("collect namespaces: %w", err)
 	}
 	out := make([]Subject, 0, len(by))
 	for ns, a := range by {
