@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -274,36 +275,27 @@ type NamespaceRow struct {
 	CheckedAt string
 }
 
+const upsertNamespace = `INSERT INTO namespaces (namespace, kind, domain, method, result, checked_at, swept_at)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (namespace) DO UPDATE SET kind = excluded.kind, domain = excluded.domain,
+  method = CASE WHEN excluded.checked_at = '' THEN namespaces.method ELSE excluded.method END,
+  result = CASE WHEN excluded.checked_at = '' THEN namespaces.result ELSE excluded.result END,
+  checked_at = CASE WHEN excluded.checked_at = '' THEN namespaces.checked_at ELSE excluded.checked_at END,
+  swept_at = CASE WHEN excluded.swept_at > namespaces.swept_at THEN excluded.swept_at ELSE namespaces.swept_at END`
+
 // SaveNamespaces upserts namespace rows. A row with CheckedAt "" (only
 // classified, not checked) never overwrites an earlier check's outcome.
 func (db *DB) SaveNamespaces(ctx context.Context, rows []NamespaceRow) error {
-	return db.saveNamespaces(ctx, rows, false)
+	return db.saveNamespaces(ctx, rows, db.Now())
 }
 
-// ReplaceNamespaces saves rows as SaveNamespaces does and, in the same
-// transaction, removes every other namespace: one no card a domain lists
-// and no Registry entry names any more is not a namespace to show.
-func (db *DB) ReplaceNamespaces(ctx context.Context, rows []NamespaceRow) error {
-	return db.saveNamespaces(ctx, rows, true)
-}
-
-func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, replace bool) error {
+func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, sweep string) error {
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("save namespaces: %w", err)
 	}
 	defer tx.Rollback()
-	if replace {
-		if err := deleteOtherNamespaces(ctx, tx, rows); err != nil {
-			return fmt.Errorf("save namespaces: %w", err)
-		}
-	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO namespaces (namespace, kind, domain, method, result, checked_at)
-VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (namespace) DO UPDATE SET kind = excluded.kind, domain = excluded.domain,
-  method = CASE WHEN excluded.checked_at = '' THEN namespaces.method ELSE excluded.method END,
-  result = CASE WHEN excluded.checked_at = '' THEN namespaces.result ELSE excluded.result END,
-  checked_at = CASE WHEN excluded.checked_at = '' THEN namespaces.checked_at ELSE excluded.checked_at END`)
+	stmt, err := tx.PrepareContext(ctx, upsertNamespace)
 	if err != nil {
 		return fmt.Errorf("save namespaces: %w", err)
 	}
@@ -312,7 +304,7 @@ ON CONFLICT (namespace) DO UPDATE SET kind = excluded.kind, domain = excluded.do
 		if r.Result == "" {
 			r.Result = "{}"
 		}
-		if _, err := stmt.ExecContext(ctx, r.Namespace, r.Kind, r.Domain, r.Method, r.Result, r.CheckedAt); err != nil {
+		if _, err := stmt.ExecContext(ctx, r.Namespace, r.Kind, r.Domain, r.Method, r.Result, r.CheckedAt, sweep); err != nil {
 			return fmt.Errorf("save namespace %s: %w", r.Namespace, err)
 		}
 	}
@@ -322,38 +314,152 @@ ON CONFLICT (namespace) DO UPDATE SET kind = excluded.kind, domain = excluded.do
 	return nil
 }
 
-// deleteOtherNamespaces removes the stored namespaces rows does not name.
-// Usually few go at a time, so they are found in Go and deleted one by one.
-func deleteOtherNamespaces(ctx context.Context, tx *sql.Tx, rows []NamespaceRow) error {
-	keep := make(map[string]bool, len(rows))
-	for _, r := range rows {
-		keep[r.Namespace] = true
-	}
-	stored, err := tx.QueryContext(ctx, `SELECT namespace FROM namespaces`)
-	if err != nil {
-		return err
-	}
-	var gone []string
-	for stored.Next() {
-		var ns string
-		if err := stored.Scan(&ns); err != nil {
-			stored.Close()
-			return err
-		}
-		if !keep[ns] {
-			gone = append(gone, ns)
-		}
-	}
-	stored.Close()
-	if err := stored.Err(); err != nil {
-		return err
-	}
-	for _, ns := range gone {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM namespaces WHERE namespace = ?`, ns); err != nil {
-			return err
-		}
+// NamespaceSweep replaces the namespace list without holding it: rows are
+// saved in batches as they are computed, each stamped with the sweep's
+// start, and Finish removes the rows this sweep did not name. Rows are
+// independent, so a reader between batches sees each one whole; two sweeps
+// at once keep every row the later one names (a row keeps its latest stamp).
+type NamespaceSweep struct {
+	db    *DB
+	start string
+}
+
+// StartNamespaceSweep begins replacing the namespace list.
+func (db *DB) StartNamespaceSweep() *NamespaceSweep {
+	return &NamespaceSweep{db: db, start: db.Now()}
+}
+
+// Save upserts a batch as SaveNamespaces does.
+func (s *NamespaceSweep) Save(ctx context.Context, rows []NamespaceRow) error {
+	return s.db.saveNamespaces(ctx, rows, s.start)
+}
+
+// Finish removes every namespace no batch of this sweep (or of a later
+// one) named: one no card a domain lists and no Registry entry names any
+// more is not a namespace to show. Call it only after a complete pass.
+func (s *NamespaceSweep) Finish(ctx context.Context) error {
+	if _, err := s.db.sql.ExecContext(ctx, `DELETE FROM namespaces WHERE swept_at < ?`, s.start); err != nil {
+		return fmt.Errorf("remove namespaces no longer named: %w", err)
 	}
 	return nil
+}
+
+// Namespace returns one stored namespace row, ok=false when there is none.
+func (db *DB) Namespace(ctx context.Context, name string) (r NamespaceRow, ok bool, err error) {
+	err = db.sql.QueryRowContext(ctx, `SELECT namespace, kind, domain, method, result, checked_at FROM namespaces
+		WHERE namespace = ?`, name).Scan(&r.Namespace, &r.Kind, &r.Domain, &r.Method, &r.Result, &r.CheckedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("read namespace %s: %w", name, err)
+	}
+	return r, true, nil
+}
+
+// NamedDoc is a server name and the JSON document that names it: a card
+// some domain lists now, or a latest Registry entry.
+type NamedDoc struct {
+	Name string
+	JSON string
+}
+
+// EachNamedDoc calls fn for every listed card and every latest Registry
+// entry, merged in byte order of their names, a page of each at a time: the
+// names of one namespace ("ns/…") come out adjacent, so a caller can
+// collect namespaces one at a time. (A PostgreSQL dialect must sort these
+// columns COLLATE "C" to keep that order.)
+func (db *DB) EachNamedDoc(ctx context.Context, fn func(NamedDoc) error) error {
+	cards := &docStream{next: func(after docKey) ([]namedRow, error) {
+		return db.namedPage(ctx, `SELECT c.name, c.key, c.json FROM cards c
+			WHERE (c.name > ? OR (c.name = ? AND c.key > ?))
+			  AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1)
+			ORDER BY c.name, c.key LIMIT ?`, after.name, after.name, after.key, cardPage)
+	}}
+	entries := &docStream{next: func(after docKey) ([]namedRow, error) {
+		return db.namedPage(ctx, `SELECT name, source || ' ' || version, server_json FROM registry_entries
+			WHERE is_latest = 1 AND (name > ? OR (name = ? AND source || ' ' || version > ?))
+			ORDER BY name, source || ' ' || version LIMIT ?`, after.name, after.name, after.key, registryPage)
+	}}
+	for {
+		a, err := cards.peek()
+		if err != nil {
+			return err
+		}
+		b, err := entries.peek()
+		if err != nil {
+			return err
+		}
+		var s *docStream
+		switch {
+		case a == nil && b == nil:
+			return nil
+		case b == nil || (a != nil && a.name <= b.name):
+			s = cards
+		default:
+			s = entries
+		}
+		r := s.pop()
+		if err := fn(NamedDoc{Name: r.name, JSON: r.json}); err != nil {
+			return err
+		}
+	}
+}
+
+type docKey struct{ name, key string }
+
+type namedRow struct {
+	docKey
+	json string
+}
+
+// docStream is one keyset-paged query read a page at a time.
+type docStream struct {
+	next func(after docKey) ([]namedRow, error)
+	page []namedRow
+	last docKey
+	done bool
+}
+
+func (s *docStream) peek() (*namedRow, error) {
+	if len(s.page) == 0 && !s.done {
+		page, err := s.next(s.last)
+		if err != nil {
+			return nil, err
+		}
+		if len(page) == 0 {
+			s.done = true
+		} else {
+			s.page, s.last = page, page[len(page)-1].docKey
+		}
+	}
+	if len(s.page) == 0 {
+		return nil, nil
+	}
+	return &s.page[0], nil
+}
+
+func (s *docStream) pop() namedRow {
+	r := s.page[0]
+	s.page = s.page[1:]
+	return r
+}
+
+func (db *DB) namedPage(ctx context.Context, query string, args ...any) ([]namedRow, error) {
+	rows, err := db.sql.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read names: %w", err)
+	}
+	defer rows.Close()
+	var out []namedRow
+	for rows.Next() {
+		var r namedRow
+		if err := rows.Scan(&r.name, &r.key, &r.json); err != nil {
+			return nil, fmt.Errorf("read names: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // Namespaces returns every stored namespace row, by name.

@@ -2,8 +2,13 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -41,8 +46,10 @@ func TestListedCardsOnlyActiveListings(t *testing.T) {
 	}
 }
 
-func TestReplaceNamespacesRemovesTheRest(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), "n.db"), nil)
+func TestNamespaceSweepRemovesTheRest(t *testing.T) {
+	var clock time.Time
+	tick := func() time.Time { clock = clock.Add(time.Second); return clock }
+	db := open(t, filepath.Join(t.TempDir(), "n.db"), tick)
 	ctx := context.Background()
 	if err := db.SaveNamespaces(ctx, []store.NamespaceRow{
 		{Namespace: "com.example", Kind: "domain", Domain: "example.com", Method: "dns", Result: `{"method":"dns"}`, CheckedAt: "t1"},
@@ -51,11 +58,18 @@ func TestReplaceNamespacesRemovesTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	// com.example is still named (only classified this time), org.example
-	// is not: its row goes, com.example keeps its earlier outcome.
-	if err := db.ReplaceNamespaces(ctx, []store.NamespaceRow{
-		{Namespace: "com.example", Kind: "domain", Domain: "example.com"},
-		{Namespace: "io.github.octo", Kind: "github", Method: "github", CheckedAt: "t2"},
-	}); err != nil {
+	// is not: its row goes, com.example keeps its earlier outcome. The
+	// sweep saves in two batches.
+	sweep := db.StartNamespaceSweep()
+	for _, batch := range [][]store.NamespaceRow{
+		{{Namespace: "com.example", Kind: "domain", Domain: "example.com"}},
+		{{Namespace: "io.github.octo", Kind: "github", Method: "github", CheckedAt: "t2"}},
+	} {
+		if err := sweep.Save(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sweep.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
 	got, err := db.Namespaces(ctx)
@@ -68,5 +82,53 @@ func TestReplaceNamespacesRemovesTheRest(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("namespaces (-want +got):\n%s", diff)
+	}
+}
+
+// TestEachNamedDocMergesInNameOrder: listed cards and latest Registry
+// entries come out as one stream in byte order of their names, across
+// pages of both, so one namespace's names are adjacent.
+func TestEachNamedDocMergesInNameOrder(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "n.db"), nil)
+	ctx := context.Background()
+	var want []string
+	var entries []store.RegistryEntry
+	for i := range 300 {
+		card := fmt.Sprintf("com.example.n%03d/card", i)
+		key := "https://c" + strconv.Itoa(i) + ".example/card"
+		if _, err := db.SQL().Exec(`INSERT INTO cards (key, sha256, name, grade, json, first_seen, last_seen, changed_at)
+			VALUES (?, 'x', ?, 'conformant', ?, 'now', 'now', 'now')`, key, card, `{"name":"`+card+`"}`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SQL().Exec(`INSERT INTO listings (domain, catalog_url, identifier, card_key, remote_norm, active, first_seen, last_seen)
+			VALUES ('d.example', 'c', ?, ?, '', ?, 'now', 'now')`, key, key, i%10 != 0); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 != 0 {
+			want = append(want, card)
+		}
+		entry := fmt.Sprintf("com.example.n%03d/entry", i)
+		if i%2 == 0 {
+			entry = fmt.Sprintf("com.example.n%03d.sub/entry", i)
+		}
+		entries = append(entries, store.RegistryEntry{Name: entry, Version: "1", ReportedLatest: true, ServerJSON: `{"name":"` + entry + `"}`})
+		want = append(want, entry)
+	}
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: "https://registry.example", Entries: entries}); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(want)
+	var got []string
+	if err := db.EachNamedDoc(ctx, func(d store.NamedDoc) error {
+		if !strings.Contains(d.JSON, d.Name) {
+			t.Errorf("document %s does not go with name %s", d.JSON, d.Name)
+		}
+		got = append(got, d.Name)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
 	}
 }

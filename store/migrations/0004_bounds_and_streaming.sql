@@ -34,3 +34,11 @@ CREATE TABLE reconcile_staging (
   diffs       TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX reconcile_staging_token ON reconcile_staging (token, id);
+
+-- Namespaces are collected by streaming card and Registry names in name
+-- order (a namespace's names are adjacent), and written in batches; each
+-- row remembers the latest sweep that named it, and a finished sweep
+-- removes the rows it did not name.
+CREATE INDEX cards_name ON cards (name, key);
+CREATE INDEX registry_entries_latest_name ON registry_entries (is_latest, name, source, version);
+ALTER TABLE namespaces ADD COLUMN swept_at TEXT NOT NULL DEFAULT '';
