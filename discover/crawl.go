@@ -304,7 +304,10 @@ func (c *crawler) crawlAll(ctx context.Context, domains iter.Seq2[string, error]
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	c.stop = stop
-	work := make(chan string)
+	// One batch of due domains waits here, so the workers keep busy while
+	// the next batch is read and enqueued (which waits its turn for the
+	// database like everyone else).
+	work := make(chan string, enqueueBatch)
 	var wg sync.WaitGroup
 	for range c.opts.Concurrency {
 		wg.Go(func() {
