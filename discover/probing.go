@@ -182,6 +182,9 @@ func (b *budget) verdict(dbCtx context.Context, ep *endpoint) (probe.Decision, e
 		Type: ep.remote.Type, URL: ep.remote.URL, Mode: c.opts.Probe.Mode,
 		MaxAge: c.opts.Probe.MaxAge, Now: c.opts.Now(),
 	}
+	if c.opts.Probe.Mode == ProbeNever {
+		return probe.Decide(facts), nil // the rule says no before looking at history
+	}
 	at, sha, ok, err := c.opts.Store.LastProbe(dbCtx, ep.norm)
 	if err != nil {
 		return probe.Decision{}, err
@@ -260,9 +263,23 @@ func (b *budget) finish(saved []string) {
 // finishLeftovers decides and probes the remotes that runs no longer
 // running left undecided or unprobed (killed between saving a domain and
 // deciding its remotes, or stopped mid-probe), domain by domain with each
-// domain's bounds, reading them page by page. Concurrent runs' domains are
-// theirs to finish.
+// domain's bounds, reading them page by page. A stopped run whose
+// leftovers are all finished is marked settled and not searched again.
+// Concurrent runs' domains are theirs to finish.
 func (c *crawler) finishLeftovers(ctx context.Context) error {
+	runs, err := c.opts.Store.UnsettledRuns(ctx)
+	if err != nil {
+		return interruptedOr(ctx, err)
+	}
+	for _, run := range runs {
+		if err := c.finishRun(ctx, run); err != nil || ctx.Err() != nil {
+			return interruptedOr(ctx, err)
+		}
+	}
+	return nil
+}
+
+func (c *crawler) finishRun(ctx context.Context, run int64) error {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	c.stop = stop
@@ -275,7 +292,7 @@ func (c *crawler) finishLeftovers(ctx context.Context) error {
 			}
 		})
 	}
-	err := c.opts.Store.PendingProbeDomains(runCtx, func(d string) error {
+	err := c.opts.Store.PendingProbeDomains(runCtx, run, func(d string) error {
 		select {
 		case work <- d:
 			return nil
@@ -285,10 +302,15 @@ func (c *crawler) finishLeftovers(ctx context.Context) error {
 	})
 	close(work)
 	wg.Wait()
-	if c.runErr != nil {
+	switch {
+	case c.runErr != nil:
 		return c.runErr
+	case err != nil || runCtx.Err() != nil:
+		return interruptedOr(ctx, err)
 	}
-	return interruptedOr(ctx, err)
+	// Every domain it left was decided (a probe the deadline cut records
+	// domain_timeout): nothing of it is pending any more.
+	return c.opts.Store.SettleRun(context.WithoutCancel(ctx), run)
 }
 
 // leftoverDomain finishes one domain's pending remotes within a fresh

@@ -149,9 +149,15 @@ func TestProbesResumeAfterInterruption(t *testing.T) {
 		t.Errorf("second run decided %d remotes, want all 4: %v", len(got), got)
 	}
 
-	// The state Ctrl-C mid-probe leaves: decided to probe, no probe stored.
+	// The first run was settled by the second. The state Ctrl-C mid-probe
+	// leaves: decided to probe, no probe stored, the run that crawled the
+	// domains stopped and not settled.
+	var settled bool
+	if err := w.store.SQL().QueryRow(`SELECT settled FROM runs WHERE id = ?`, first.RunID).Scan(&settled); err != nil || !settled {
+		t.Errorf("first run settled = %v, %v; want true once its leftovers are done", settled, err)
+	}
 	w.exec(`DELETE FROM probes`)
-	w.exec(`UPDATE runs SET status = 'interrupted' WHERE id = ?`, sum.RunID)
+	w.exec(`UPDATE runs SET status = 'interrupted', settled = 0 WHERE id = ?`, first.RunID)
 	sum = w.crawl(context.Background(), opts, "a.example", "b.example")
 	if diff := cmp.Diff(map[string]int{"ok": 1}, sum.Probes); diff != "" || len(sum.ProbeSkips) != 0 {
 		t.Errorf("third run probes %v, skips %v; want the one unfinished probe only", sum.Probes, sum.ProbeSkips)

@@ -78,14 +78,22 @@ func pending(t *testing.T, db *store.DB, domain string) []store.PendingRemote {
 	return out
 }
 
+// pendingDomains lists the domains with pending remotes of every stopped,
+// unsettled run.
 func pendingDomains(t *testing.T, db *store.DB) []string {
 	t.Helper()
-	var out []string
-	if err := db.PendingProbeDomains(context.Background(), func(d string) error {
-		out = append(out, d)
-		return nil
-	}); err != nil {
+	runs, err := db.UnsettledRuns(context.Background())
+	if err != nil {
 		t.Fatal(err)
+	}
+	var out []string
+	for _, run := range runs {
+		if err := db.PendingProbeDomains(context.Background(), run, func(d string) error {
+			out = append(out, d)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return out
 }
@@ -121,8 +129,9 @@ func TestPendingProbesCarryNoCard(t *testing.T) {
 
 // TestPendingProbesScope: a remote is pending until a decision about it is
 // recorded in or after its domain's last crawl (or until the probe a
-// decision asked for is stored), and only domains whose last run is no
-// longer running are handed out: a concurrent run's work is its own.
+// decision asked for is stored), and only domains whose last run stopped
+// without finishing are handed out: a concurrent run's work is its own, and
+// a settled run is not searched again.
 func TestPendingProbesScope(t *testing.T) {
 	ctx := context.Background()
 	db := open(t, filepath.Join(t.TempDir(), "x.db"), nil)
@@ -153,11 +162,17 @@ func TestPendingProbesScope(t *testing.T) {
 	if diff := cmp.Diff([]string{m(1)}, norms); diff != "" {
 		t.Errorf("pending remotes of a.example (-want +got):\n%s", diff)
 	}
-	if err := db.FinishRun(live, store.RunDone, nil); err != nil {
+	if err := db.FinishRun(live, store.RunFailed, nil); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"a.example", "b.example"}, pendingDomains(t, db)); diff != "" {
-		t.Errorf("after the live run ended (-want +got):\n%s", diff)
+		t.Errorf("after the live run failed (-want +got):\n%s", diff)
+	}
+	if err := db.SettleRun(ctx, dead); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"b.example"}, pendingDomains(t, db)); diff != "" {
+		t.Errorf("after settling the first run (-want +got):\n%s", diff)
 	}
 	decided, err := db.DecidedInRun(ctx, dead, m(0))
 	if err != nil || !decided {

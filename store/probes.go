@@ -259,20 +259,49 @@ func (db *DB) pendingPage(ctx context.Context, domain, afterNorm, afterCard stri
 	return out, nil
 }
 
+// UnsettledRuns lists, oldest first, the runs that stopped without
+// finishing (interrupted, failed, abandoned) and whose leftovers no later
+// run has finished yet. A run that finished ("done") decided about every
+// remote of every domain it saved; one still running is its own business.
+func (db *DB) UnsettledRuns(ctx context.Context) ([]int64, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT id FROM runs WHERE status NOT IN (?, ?) AND settled = 0 ORDER BY id`,
+		RunRunning, RunDone)
+	if err != nil {
+		return nil, fmt.Errorf("stopped runs: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("stopped runs: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// SettleRun records that a stopped run's leftovers are finished.
+func (db *DB) SettleRun(ctx context.Context, runID int64) error {
+	if _, err := db.sql.ExecContext(ctx, `UPDATE runs SET settled = 1 WHERE id = ?`, runID); err != nil {
+		return fmt.Errorf("settle run %d: %w", runID, err)
+	}
+	return nil
+}
+
 // PendingProbeDomains calls fn, in name order and a page at a time, for
-// each domain that lists a pending remote (see PendingRemote) and whose
-// last crawl was by a run no longer running: a run finishes what dead or
-// stopped runs left, never what a concurrent run is still working on.
-func (db *DB) PendingProbeDomains(ctx context.Context, fn func(domain string) error) error {
+// each domain whose last crawl was by the stopped run runID and that lists
+// a pending remote (see PendingRemote): a run finishes what stopped runs
+// left, never what a concurrent run is still working on.
+func (db *DB) PendingProbeDomains(ctx context.Context, runID int64, fn func(domain string) error) error {
 	after := ""
 	for {
 		var page []string
 		rows, err := db.sql.QueryContext(ctx, `SELECT d.domain FROM domains d
-			WHERE d.domain > ? AND d.last_run_id IS NOT NULL
-			  AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = d.last_run_id AND r.status = ?)
+			WHERE d.last_run_id = ? AND d.domain > ?
 			  AND EXISTS (SELECT 1 FROM listings l WHERE l.domain = d.domain AND l.active = 1 AND l.remote_norm <> ''
 			              AND `+pendingRemote+`)
-			ORDER BY d.domain LIMIT ?`, after, RunRunning, pendingPage)
+			ORDER BY d.domain LIMIT ?`, runID, after, pendingPage)
 		if err != nil {
 			return fmt.Errorf("domains with pending probes: %w", err)
 		}

@@ -8,7 +8,12 @@ ALTER TABLE domains ADD COLUMN capped TEXT NOT NULL DEFAULT '[]';
 -- The run that last took the domain on, so a name listed twice in one run's
 -- input is crawled once without keeping every name in memory.
 ALTER TABLE domains ADD COLUMN queued_run_id INTEGER;
-CREATE INDEX domains_last_run ON domains (last_run_id);
+CREATE INDEX domains_last_run ON domains (last_run_id, domain);
+
+-- A stopped run (interrupted, failed, abandoned) may leave remotes of the
+-- domains it saved undecided; a later run finishes them and marks the
+-- stopped run settled, so it is not searched again.
+ALTER TABLE runs ADD COLUMN settled INTEGER NOT NULL DEFAULT 0;
 
 -- A domain's catalogs, for its finding codes page by page.
 CREATE INDEX catalogs_domain ON catalogs (domain);
