@@ -238,9 +238,9 @@ func (db *DB) pendingPage(ctx context.Context, domain, afterNorm, afterCard stri
 		JOIN listings l ON l.domain = d.domain AND l.active = 1
 		JOIN remotes r ON r.url_norm = l.remote_norm
 		JOIN cards c ON c.key = l.card_key
-		WHERE d.domain = ? AND (l.remote_norm > ? OR (l.remote_norm = ? AND l.card_key > ?))
+		WHERE d.domain = ? AND (l.remote_norm, l.card_key) > (?, ?)
 		  AND `+pendingRemote+`
-		ORDER BY r.url_norm, c.key LIMIT ?`, domain, afterNorm, afterNorm, afterCard, pendingPage)
+		ORDER BY r.url_norm, c.key LIMIT ?`, domain, afterNorm, afterCard, pendingPage)
 	if err != nil {
 		return nil, fmt.Errorf("pending probes of %s: %w", domain, err)
 	}

@@ -371,15 +371,15 @@ type NamedDoc struct {
 // columns COLLATE "C" to keep that order.)
 func (db *DB) EachNamedDoc(ctx context.Context, fn func(NamedDoc) error) error {
 	cards := &docStream{next: func(after docKey) ([]namedRow, error) {
-		return db.namedPage(ctx, `SELECT c.name, c.key, c.json FROM cards c
-			WHERE (c.name > ? OR (c.name = ? AND c.key > ?))
+		return db.namedPage(ctx, `SELECT c.name, c.key, '', c.json FROM cards c
+			WHERE (c.name, c.key) > (?, ?)
 			  AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1)
-			ORDER BY c.name, c.key LIMIT ?`, after.name, after.name, after.key, cardPage)
+			ORDER BY c.name, c.key LIMIT ?`, after.name, after.key, cardPage)
 	}}
 	entries := &docStream{next: func(after docKey) ([]namedRow, error) {
-		return db.namedPage(ctx, `SELECT name, source || ' ' || version, server_json FROM registry_entries
-			WHERE is_latest = 1 AND (name > ? OR (name = ? AND source || ' ' || version > ?))
-			ORDER BY name, source || ' ' || version LIMIT ?`, after.name, after.name, after.key, registryPage)
+		return db.namedPage(ctx, `SELECT name, source, version, server_json FROM registry_entries
+			WHERE is_latest = 1 AND (name, source, version) > (?, ?, ?)
+			ORDER BY name, source, version LIMIT ?`, after.name, after.key, after.version, registryPage)
 	}}
 	for {
 		a, err := cards.peek()
@@ -406,7 +406,9 @@ func (db *DB) EachNamedDoc(ctx context.Context, fn func(NamedDoc) error) error {
 	}
 }
 
-type docKey struct{ name, key string }
+// docKey is a row's place in its stream: name, then the card key or the
+// entry's source and version.
+type docKey struct{ name, key, version string }
 
 type namedRow struct {
 	docKey
@@ -454,7 +456,7 @@ func (db *DB) namedPage(ctx context.Context, query string, args ...any) ([]named
 	var out []namedRow
 	for rows.Next() {
 		var r namedRow
-		if err := rows.Scan(&r.name, &r.key, &r.json); err != nil {
+		if err := rows.Scan(&r.name, &r.key, &r.version, &r.json); err != nil {
 			return nil, fmt.Errorf("read names: %w", err)
 		}
 		out = append(out, r)

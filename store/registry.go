@@ -311,9 +311,8 @@ func (db *DB) EachLatestRegistryEntry(ctx context.Context, fn func(RegistryEntry
 	for {
 		rows, err := db.sql.QueryContext(ctx, `SELECT source, name, version, status, status_message, status_changed_at,
   published_at, updated_at, reported_latest, is_latest, schema, server_json, meta, findings, first_seen, last_seen, changed_at
-  FROM registry_entries WHERE is_latest = 1
-    AND (source > ? OR (source = ? AND (name > ? OR (name = ? AND version > ?))))
-  ORDER BY source, name, version LIMIT ?`, afterSource, afterSource, afterName, afterName, afterVersion, registryPage)
+  FROM registry_entries WHERE is_latest = 1 AND (source, name, version) > (?, ?, ?)
+  ORDER BY source, name, version LIMIT ?`, afterSource, afterName, afterVersion, registryPage)
 		if err != nil {
 			return fmt.Errorf("list registry entries: %w", err)
 		}
