@@ -354,22 +354,8 @@ const domainPage = 500
 // page at a time (keyset on the primary key), so memory does not grow with
 // the number of domains. An error from fn stops the walk and is returned.
 func (db *DB) EachDomain(ctx context.Context, fn func(DomainRow) error) error {
-	after := ""
-	for {
-		page, err := db.domainPage(ctx, after)
-		if err != nil {
-			return err
-		}
-		for _, d := range page {
-			if err := fn(d); err != nil {
-				return err
-			}
-		}
-		if len(page) < domainPage {
-			return nil
-		}
-		after = page[len(page)-1].Domain
-	}
+	return eachPage(domainPage, func(after string) ([]DomainRow, error) { return db.domainPage(ctx, after) },
+		func(d DomainRow) string { return d.Domain }, fn)
 }
 
 // Domains lists every known domain, in name order. Tests and small tools

@@ -213,50 +213,25 @@ const pendingRemote = `(NOT EXISTS (SELECT 1 FROM probe_decisions pd
 // reads a page at a time (keyset on those two columns), so a domain with
 // thousands of remotes costs one page of small rows at a time.
 func (db *DB) PendingProbes(ctx context.Context, domain string, fn func(PendingRemote) error) error {
-	var afterNorm, afterCard string
-	for {
-		page, err := db.pendingPage(ctx, domain, afterNorm, afterCard)
-		if err != nil {
-			return err
-		}
-		for _, p := range page {
-			if err := fn(p); err != nil {
-				return err
-			}
-		}
-		if len(page) < pendingPage {
-			return nil
-		}
-		last := page[len(page)-1]
-		afterNorm, afterCard = last.Norm, last.CardKey
-	}
-}
-
-func (db *DB) pendingPage(ctx context.Context, domain, afterNorm, afterCard string) ([]PendingRemote, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT DISTINCT r.url_norm, r.json, c.key, c.sha256, c.name, c.version
+	type key struct{ norm, card string }
+	return eachPage(pendingPage, func(after key) ([]PendingRemote, error) {
+		page, err := collect(ctx, db.sql, func(rows *sql.Rows) (PendingRemote, error) {
+			var p PendingRemote
+			err := rows.Scan(&p.Norm, &p.RemoteJSON, &p.CardKey, &p.CardSHA256, &p.CardName, &p.CardVersion)
+			return p, err
+		}, `SELECT DISTINCT r.url_norm, r.json, c.key, c.sha256, c.name, c.version
 		FROM domains d
 		JOIN listings l ON l.domain = d.domain AND l.active = 1
 		JOIN remotes r ON r.url_norm = l.remote_norm
 		JOIN cards c ON c.key = l.card_key
 		WHERE d.domain = ? AND (l.remote_norm, l.card_key) > (?, ?)
 		  AND `+pendingRemote+`
-		ORDER BY r.url_norm, c.key LIMIT ?`, domain, afterNorm, afterCard, pendingPage)
-	if err != nil {
-		return nil, fmt.Errorf("pending probes of %s: %w", domain, err)
-	}
-	defer rows.Close()
-	var out []PendingRemote
-	for rows.Next() {
-		var p PendingRemote
-		if err := rows.Scan(&p.Norm, &p.RemoteJSON, &p.CardKey, &p.CardSHA256, &p.CardName, &p.CardVersion); err != nil {
+		ORDER BY r.url_norm, c.key LIMIT ?`, domain, after.norm, after.card, pendingPage)
+		if err != nil {
 			return nil, fmt.Errorf("pending probes of %s: %w", domain, err)
 		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pending probes of %s: %w", domain, err)
-	}
-	return out, nil
+		return page, nil
+	}, func(p PendingRemote) key { return key{p.Norm, p.CardKey} }, fn)
 }
 
 // UnsettledRuns lists, oldest first, the runs that stopped without
@@ -264,21 +239,15 @@ func (db *DB) pendingPage(ctx context.Context, domain, afterNorm, afterCard stri
 // run has finished yet. A run that finished ("done") decided about every
 // remote of every domain it saved; one still running is its own business.
 func (db *DB) UnsettledRuns(ctx context.Context) ([]int64, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT id FROM runs WHERE status NOT IN (?, ?) AND settled = 0 ORDER BY id`,
-		RunRunning, RunDone)
+	ids, err := collect(ctx, db.sql, func(rows *sql.Rows) (int64, error) {
+		var id int64
+		err := rows.Scan(&id)
+		return id, err
+	}, `SELECT id FROM runs WHERE status NOT IN (?, ?) AND settled = 0 ORDER BY id`, RunRunning, RunDone)
 	if err != nil {
 		return nil, fmt.Errorf("stopped runs: %w", err)
 	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("stopped runs: %w", err)
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return ids, nil
 }
 
 // SettleRun records that a stopped run's leftovers are finished.
@@ -294,38 +263,15 @@ func (db *DB) SettleRun(ctx context.Context, runID int64) error {
 // a pending remote (see PendingRemote): a run finishes what stopped runs
 // left, never what a concurrent run is still working on.
 func (db *DB) PendingProbeDomains(ctx context.Context, runID int64, fn func(domain string) error) error {
-	after := ""
-	for {
-		var page []string
-		rows, err := db.sql.QueryContext(ctx, `SELECT d.domain FROM domains d
+	return eachPage(pendingPage, func(after string) ([]string, error) {
+		page, err := collect(ctx, db.sql, scanString, `SELECT d.domain FROM domains d
 			WHERE d.last_run_id = ? AND d.domain > ?
 			  AND EXISTS (SELECT 1 FROM listings l WHERE l.domain = d.domain AND l.active = 1 AND l.remote_norm <> ''
 			              AND `+pendingRemote+`)
 			ORDER BY d.domain LIMIT ?`, runID, after, pendingPage)
 		if err != nil {
-			return fmt.Errorf("domains with pending probes: %w", err)
+			return nil, fmt.Errorf("domains with pending probes: %w", err)
 		}
-		for rows.Next() {
-			var d string
-			if err := rows.Scan(&d); err != nil {
-				rows.Close()
-				return fmt.Errorf("domains with pending probes: %w", err)
-			}
-			page = append(page, d)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return fmt.Errorf("domains with pending probes: %w", err)
-		}
-		for _, d := range page {
-			if err := fn(d); err != nil {
-				return err
-			}
-		}
-		if len(page) < pendingPage {
-			return nil
-		}
-		after = page[len(page)-1]
-	}
+		return page, nil
+	}, func(d string) string { return d }, fn)
 }

@@ -28,50 +28,29 @@ const cardPage = 64
 // Servers. Cards are read a page at a time (keyset on the key), so memory
 // holds one page, whatever the number of cards.
 func (db *DB) EachListedCard(ctx context.Context, fn func(ReconcileCard) error) error {
-	after := ""
-	for {
-		page, err := db.listedCardPage(ctx, after)
-		if err != nil {
-			return err
-		}
-		for _, c := range page {
-			if err := fn(c); err != nil {
-				return err
-			}
-		}
-		if len(page) < cardPage {
-			return nil
-		}
-		after = page[len(page)-1].Key
-	}
+	return eachPage(cardPage, func(after string) ([]ReconcileCard, error) { return db.listedCardPage(ctx, after) },
+		func(c ReconcileCard) string { return c.Key }, fn)
 }
 
 func (db *DB) listedCardPage(ctx context.Context, after string) ([]ReconcileCard, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT c.key, c.json FROM cards c
+	cards, err := collect(ctx, db.sql, func(rows *sql.Rows) (ReconcileCard, error) {
+		var c ReconcileCard
+		err := rows.Scan(&c.Key, &c.JSON)
+		return c, err
+	}, `SELECT c.key, c.json FROM cards c
 		WHERE c.key > ? AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1)
 		ORDER BY c.key LIMIT ?`, after, cardPage)
 	if err != nil {
 		return nil, fmt.Errorf("read cards: %w", err)
 	}
-	var cards []ReconcileCard
-	index := map[string]int{}
-	for rows.Next() {
-		var c ReconcileCard
-		if err := rows.Scan(&c.Key, &c.JSON); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read cards: %w", err)
-		}
-		index[c.Key] = len(cards)
-		cards = append(cards, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read cards: %w", err)
-	}
 	if len(cards) == 0 {
 		return nil, nil
 	}
-	rows, err = db.sql.QueryContext(ctx, `SELECT DISTINCT card_key, domain FROM listings
+	index := make(map[string]int, len(cards))
+	for i, c := range cards {
+		index[c.Key] = i
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT DISTINCT card_key, domain FROM listings
 		WHERE active = 1 AND card_key >= ? AND card_key <= ? ORDER BY card_key, domain`, cards[0].Key, cards[len(cards)-1].Key)
 	if err != nil {
 		return nil, fmt.Errorf("read listings: %w", err)
@@ -448,20 +427,15 @@ func (s *docStream) pop() namedRow {
 }
 
 func (db *DB) namedPage(ctx context.Context, query string, args ...any) ([]namedRow, error) {
-	rows, err := db.sql.QueryContext(ctx, query, args...)
+	out, err := collect(ctx, db.sql, func(rows *sql.Rows) (namedRow, error) {
+		var r namedRow
+		err := rows.Scan(&r.name, &r.key, &r.version, &r.json)
+		return r, err
+	}, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read names: %w", err)
 	}
-	defer rows.Close()
-	var out []namedRow
-	for rows.Next() {
-		var r namedRow
-		if err := rows.Scan(&r.name, &r.key, &r.version, &r.json); err != nil {
-			return nil, fmt.Errorf("read names: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Namespaces returns every stored namespace row, by name.
