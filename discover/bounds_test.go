@@ -2,6 +2,7 @@ package discover_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -272,5 +273,30 @@ func TestInputBookkeeping(t *testing.T) {
 	}
 	if rows, _ := w.store.Domains(context.Background()); len(rows) != 1 || rows[0].State != store.StateDone {
 		t.Errorf("domains %+v", rows)
+	}
+}
+
+// failingReader yields its text, then an error instead of the end.
+type failingReader struct{ text string }
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if f.text == "" {
+		return 0, fmt.Errorf("disk on fire")
+	}
+	n := copy(p, f.text)
+	f.text = f.text[n:]
+	return n, nil
+}
+
+// TestUnreadableListStopsTakingDomains: a list that cannot be read to the
+// end is an input error; what was read before is crawled and saved.
+func TestUnreadableListStopsTakingDomains(t *testing.T) {
+	w := newWorld(t, boundsWeb())
+	sum, err := discover.Crawl(context.Background(), w.options(), discover.ReadDomains(&failingReader{"plain.example\n"}))
+	if !errors.Is(err, discover.ErrInput) || !strings.Contains(err.Error(), "disk on fire") {
+		t.Errorf("err = %v, want an input error saying why", err)
+	}
+	if sum.Crawled != 1 || sum.Interrupted {
+		t.Errorf("summary %+v, want the one domain read crawled", sum)
 	}
 }

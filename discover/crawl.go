@@ -289,12 +289,18 @@ type crawler struct {
 
 // fail records the first error that ends the run, and ends it.
 func (c *crawler) fail(err error) {
+	c.setErr(err)
+	c.stop()
+}
+
+// setErr records the first error that ends the run without stopping what
+// is in flight.
+func (c *crawler) setErr(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.runErr == nil {
 		c.runErr = err
 	}
-	c.stop()
 }
 
 // crawlAll reads the list, enqueues it in batches and runs the domain
@@ -352,7 +358,8 @@ func (c *crawler) feed(ctx context.Context, domains iter.Seq2[string, error], wo
 			if !ok {
 				select {
 				case err := <-readErr:
-					c.fail(fmt.Errorf("%w: %w", ErrInput, err))
+					// What was read is crawled; nothing more is taken on.
+					c.setErr(fmt.Errorf("%w: %w", ErrInput, err))
 				default:
 				}
 				return
