@@ -437,6 +437,9 @@ func (c *crawler) enqueue(ctx context.Context, batch []string) ([]string, error)
 // context: only its cancellation (Ctrl-C) means "interrupted"; the
 // domain's own deadline is an ordinary bound, recorded as such.
 func (c *crawler) domain(runCtx context.Context, domain string) {
+	if runCtx.Err() != nil {
+		return // the queue drains after Ctrl-C: what is left stays pending
+	}
 	ctx, cancel := context.WithTimeout(runCtx, c.opts.DomainTimeout)
 	defer cancel()
 	dc := c.crawlDomain(runCtx, ctx, domain)
