@@ -91,7 +91,7 @@ func BenchmarkCrawlGenerated(b *testing.B) {
 		var sum discover.Summary
 		start := time.Now()
 		peak := peakHeap(func() {
-			sum, err = discover.Crawl(context.Background(), opts, names)
+			sum, err = discover.Crawl(context.Background(), opts, discover.Names(names...))
 		})
 		elapsed := time.Since(start)
 		b.StopTimer()

@@ -10,10 +10,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"os"
-	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/discover/probe"
@@ -45,31 +46,47 @@ type Options struct {
 	MaxDepth int
 	// MaxEntries bounds the entries kept from one catalog document (default 1000).
 	MaxEntries int
-	// MaxCards bounds the cards fetched for one domain (default 500).
+
+	// The bounds on what one domain can cause. Hitting one is a finding and
+	// marks the domain as capped; the rest of the run is unaffected.
+
+	// MaxCards bounds the cards read for one domain, inline and fetched
+	// together (default 200).
 	MaxCards int
-	// DomainTimeout bounds the time one domain may take, all its fetches
-	// together (default 10 minutes), so a catalog pointing at hundreds of
-	// stalling hosts cannot hold a worker for hours.
+	// MaxCatalogs bounds the catalogs read for one domain, the root and
+	// nested ones, inline or fetched (default 50).
+	MaxCatalogs int
+	// MaxRemotes bounds the remotes kept from one card (default 32); the
+	// rest are not stored.
+	MaxRemotes int
+	// DomainTimeout bounds the time one domain may take, its fetches and its
+	// probes together (default 2 minutes), so a catalog pointing at hundreds
+	// of stalling hosts cannot hold a worker for long.
 	DomainTimeout time.Duration
 
-	// Probe configures the MCP probe phase that follows the crawl.
+	// Probe configures the MCP probes that follow each domain.
 	Probe ProbeOptions
 
-	// Progress, when set, is called after each domain finishes.
+	// Progress, when set, is called after each domain finishes (its result
+	// saved and its probes done), from the worker that crawled it.
 	Progress func(Progress)
 	// Now is the clock (tests inject one). Defaults to time.Now.
 	Now func() time.Time
 }
 
-// ProbeOptions configure the probe phase.
+// ProbeOptions configure probing.
 type ProbeOptions struct {
-	Mode        string        // auto (default), always, never
-	MaxAge      time.Duration // a probe younger than this is fresh (default 24h)
-	Prober      *probe.Prober // required unless Mode is never
-	Concurrency int           // endpoints in flight (default: Options.Concurrency)
+	Mode   string        // auto (default), always, never
+	MaxAge time.Duration // a probe younger than this is fresh (default 24h)
+	Prober *probe.Prober // required unless Mode is never
+	// MaxPerDomain bounds the probes one domain causes in one run (default
+	// 16); remotes past it are skipped as probe_cap and probed on a later
+	// crawl, when those probed now are fresh.
+	MaxPerDomain int
 }
 
-// Progress reports a crawl's advance.
+// Progress reports a crawl's advance. Total is the number of domains taken
+// on so far: the list is read while the crawl runs.
 type Progress struct {
 	Done, Total int
 	Domain      string
@@ -79,29 +96,43 @@ type Progress struct {
 
 // Summary is what a crawl did, for people and for --json.
 type Summary struct {
-	RunID       int64          `json:"runId"`
-	Requested   int            `json:"requested"`
-	Invalid     []string       `json:"invalid,omitempty"`
-	Fresh       int            `json:"fresh"`
-	Crawled     int            `json:"crawled"`
-	Left        int            `json:"left"`
-	Outcomes    map[string]int `json:"outcomes"`
-	Classes     map[string]int `json:"classes"`
-	Cards       int            `json:"cards"`
-	Remotes     int            `json:"remotes"`
-	Probes      map[string]int `json:"probes,omitempty"`
-	ProbeSkips  map[string]int `json:"probeSkips,omitempty"`
-	Interrupted bool           `json:"interrupted"`
-	DurationMs  int64          `json:"durationMs"`
+	RunID     int64 `json:"runId"`
+	Requested int   `json:"requested"`
+	// Invalid holds the first few inputs that are not domain names;
+	// InvalidCount counts them all.
+	Invalid      []string       `json:"invalid,omitempty"`
+	InvalidCount int            `json:"invalidCount"`
+	Duplicates   int            `json:"duplicates"`
+	Fresh        int            `json:"fresh"`
+	Crawled      int            `json:"crawled"`
+	Left         int            `json:"left"`
+	Outcomes     map[string]int `json:"outcomes"`
+	Classes      map[string]int `json:"classes"`
+	Capped       map[string]int `json:"capped,omitempty"`
+	Cards        int            `json:"cards"`
+	Remotes      int            `json:"remotes"`
+	Probes       map[string]int `json:"probes,omitempty"`
+	ProbeSkips   map[string]int `json:"probeSkips,omitempty"`
+	Interrupted  bool           `json:"interrupted"`
+	DurationMs   int64          `json:"durationMs"`
 }
+
+// maxInvalidExamples bounds Summary.Invalid: a list of a million junk
+// lines is counted, not kept.
+const maxInvalidExamples = 10
 
 const (
 	defaultConcurrency   = 32
 	defaultMaxDepth      = 4
 	defaultMaxEntries    = 1000
-	defaultMaxCards      = 500
-	defaultDomainTimeout = 10 * time.Minute
+	defaultMaxCards      = 200
+	defaultMaxCatalogs   = 50
+	defaultMaxRemotes    = 32
+	defaultMaxProbes     = 16
+	defaultDomainTimeout = 2 * time.Minute
 	defaultProbeMaxAge   = 24 * time.Hour
+	// enqueueBatch is how many input names are enqueued per transaction.
+	enqueueBatch = 500
 )
 
 func (o *Options) defaults() error {
@@ -120,12 +151,11 @@ func (o *Options) defaults() error {
 	case o.MaxDepth < 0:
 		o.MaxDepth = 0
 	}
-	if o.MaxEntries <= 0 {
-		o.MaxEntries = defaultMaxEntries
-	}
-	if o.MaxCards <= 0 {
-		o.MaxCards = defaultMaxCards
-	}
+	setDefault(&o.MaxEntries, defaultMaxEntries)
+	setDefault(&o.MaxCards, defaultMaxCards)
+	setDefault(&o.MaxCatalogs, defaultMaxCatalogs)
+	setDefault(&o.MaxRemotes, defaultMaxRemotes)
+	setDefault(&o.Probe.MaxPerDomain, defaultMaxProbes)
 	if o.DomainTimeout <= 0 {
 		o.DomainTimeout = defaultDomainTimeout
 	}
@@ -145,10 +175,13 @@ func (o *Options) defaults() error {
 	if o.Probe.MaxAge <= 0 {
 		o.Probe.MaxAge = defaultProbeMaxAge
 	}
-	if o.Probe.Concurrency <= 0 {
-		o.Probe.Concurrency = o.Concurrency
-	}
 	return nil
+}
+
+func setDefault(v *int, def int) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // Probe modes.
@@ -158,34 +191,28 @@ const (
 	ProbeNever  = "never"
 )
 
-// Crawl crawls the given domains into the store. Failures of single domains
-// are data, not errors: Crawl returns an error only when the run itself
-// cannot go on (the database fails). When ctx is cancelled it stops taking
-// new domains, lets in-flight ones end, and reports how many are left; they
-// stay pending for the next run.
-func Crawl(ctx context.Context, opts Options, domains []string) (Summary, error) {
+// ErrInput wraps an error reading the list of domains: the run stops
+// taking new domains, finishes those in flight, and reports it.
+var ErrInput = errors.New("reading the domains")
+
+// Crawl crawls the domains the sequence yields into the store, reading it
+// while it crawls: names are enqueued in batches, a name is crawled as soon
+// as it is read (a list on a pipe need not end first), and memory does not
+// grow with the list. Each domain's result is saved in one transaction,
+// then its remotes are decided and probed within the same per-domain time
+// limit. Remotes that earlier, stopped runs left undecided are finished at
+// the end. Failures of single domains are data, not errors: Crawl returns
+// an error only when the run itself cannot go on (the database fails, the
+// list cannot be read). When ctx is cancelled it stops taking new domains,
+// lets in-flight ones end, and reports how many are left; they stay
+// pending for the next run.
+func Crawl(ctx context.Context, opts Options, domains iter.Seq2[string, error]) (Summary, error) {
 	if err := opts.defaults(); err != nil {
 		return Summary{}, err
 	}
 	start := opts.Now()
-	sum := Summary{Requested: len(domains), Outcomes: map[string]int{}, Classes: map[string]int{}}
-
-	var names []string
-	seen := map[string]bool{}
-	for _, d := range domains {
-		n, err := NormalizeDomain(d)
-		if err != nil {
-			// Listed in the summary; a domains file with some junk lines is
-			// data, not a failed run.
-			sum.Invalid = append(sum.Invalid, d)
-			opts.Logger.Debug("skipping input that is not a domain", "input", d, "err", err)
-			continue
-		}
-		if !seen[n] {
-			seen[n] = true
-			names = append(names, n)
-		}
-	}
+	sum := Summary{Outcomes: map[string]int{}, Classes: map[string]int{}, Capped: map[string]int{},
+		Probes: map[string]int{}, ProbeSkips: map[string]int{}}
 
 	host, _ := os.Hostname()
 	if n, err := opts.Store.AbandonDeadRuns(ctx, host, processAlive); err != nil {
@@ -198,19 +225,18 @@ func Crawl(ctx context.Context, opts Options, domains []string) (Summary, error)
 		return sum, err
 	}
 	sum.RunID = runID
-	due, fresh, err := opts.Store.Enqueue(ctx, names, store.EnqueueOptions{Force: opts.Force})
-	if err != nil {
-		_ = opts.Store.FinishRun(runID, store.RunFailed, sum)
-		return sum, err
-	}
-	sum.Fresh = len(fresh)
 
-	c := &crawler{opts: opts, runID: runID}
-	results, runErr := c.crawlAll(ctx, due, &sum)
-
+	c := &crawler{opts: opts, runID: runID, sum: &sum, inflight: map[string]bool{}}
+	runErr := c.crawlAll(ctx, domains)
 	if runErr == nil && ctx.Err() == nil {
-		runErr = c.probeAll(ctx, results, &sum)
+		runErr = c.finishLeftovers(ctx)
 	}
+	// Counted once the run's writes are done, from what the store holds.
+	cards, remotes, err := opts.Store.RunTotals(context.WithoutCancel(ctx), runID)
+	if err != nil && runErr == nil {
+		runErr = err
+	}
+	sum.Cards, sum.Remotes = cards, remotes
 	sum.Interrupted = ctx.Err() != nil
 	sum.DurationMs = opts.Now().Sub(start).Milliseconds()
 	status := store.RunDone
@@ -226,89 +252,231 @@ func Crawl(ctx context.Context, opts Options, domains []string) (Summary, error)
 	return sum, runErr
 }
 
+// Names yields the given names, for callers that have a list in hand.
+func Names(list ...string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for _, n := range list {
+			if !yield(n, nil) {
+				return
+			}
+		}
+	}
+}
+
 func runOptions(o Options) map[string]any {
 	return map[string]any{
 		"concurrency": o.Concurrency, "force": o.Force, "followLinks": o.FollowLinks,
 		"legacyPaths": o.LegacyPaths, "maxDepth": o.MaxDepth, "maxEntries": o.MaxEntries,
-		"maxCards": o.MaxCards, "domainTimeout": o.DomainTimeout.String(), "probe": o.Probe.Mode, "probeMaxAge": o.Probe.MaxAge.String(),
+		"maxCards": o.MaxCards, "maxCatalogs": o.MaxCatalogs, "maxRemotes": o.MaxRemotes,
+		"maxProbes": o.Probe.MaxPerDomain, "domainTimeout": o.DomainTimeout.String(), "probe": o.Probe.Mode,
+		"probeMaxAge": o.Probe.MaxAge.String(),
 	}
 }
 
 type crawler struct {
 	opts  Options
 	runID int64
+
+	mu       sync.Mutex // guards sum, inflight and runErr
+	sum      *Summary
+	inflight map[string]bool // endpoints being decided or probed now: at most one per worker
+	runErr   error
+	stop     context.CancelFunc // ends the run on a database error
+	finished int                // domains done, probes included (Progress.Done)
+
+	due atomic.Int64 // domains taken on so far
 }
 
-// crawlAll runs the domain workers. A database error stops the run; ctx
+// fail records the first error that ends the run, and ends it.
+func (c *crawler) fail(err error) {
+	c.setErr(err)
+	c.stop()
+}
+
+// setErr records the first error that ends the run without stopping what
+// is in flight.
+func (c *crawler) setErr(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.runErr == nil {
+		c.runErr = err
+	}
+}
+
+// crawlAll reads the list, enqueues it in batches and runs the domain
+// workers. A database error or a read error stops the run; ctx
 // cancellation stops handing out domains.
-func (c *crawler) crawlAll(ctx context.Context, due []string, sum *Summary) ([]*domainCrawl, error) {
-	work := make(chan string)
-	var (
-		mu      sync.Mutex
-		results []*domainCrawl
-		runErr  error
-	)
+func (c *crawler) crawlAll(ctx context.Context, domains iter.Seq2[string, error]) error {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	c.stop = stop
+	// One batch of due domains waits here, so the workers keep busy while
+	// the next batch is read and enqueued (which waits its turn for the
+	// database like everyone else).
+	work := make(chan string, enqueueBatch)
 	var wg sync.WaitGroup
-	for range min(c.opts.Concurrency, max(len(due), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range c.opts.Concurrency {
+		wg.Go(func() {
 			for d := range work {
-				dc := c.crawlDomain(runCtx, d)
-				if runCtx.Err() != nil {
-					// Cancelled mid-domain: leave it pending for the next run,
-					// rather than recording a half-read domain as done.
-					continue
-				}
-				// The domain is complete: let its one transaction finish even
-				// if Ctrl-C arrives now, so a clean stop never reads as a
-				// database failure.
-				err := c.opts.Store.SaveDomain(context.WithoutCancel(runCtx), dc.result)
-				mu.Lock()
-				if err != nil {
-					if runErr == nil {
-						runErr = err
-					}
-					stop()
-					mu.Unlock()
-					continue
-				}
-				results = append(results, dc)
-				sum.Crawled++
-				sum.Outcomes[dc.result.Outcome]++
-				if dc.result.Class != "" {
-					sum.Classes[dc.result.Class]++
-				}
-				if c.opts.Progress != nil {
-					c.opts.Progress(Progress{Done: sum.Crawled, Total: len(due), Domain: d, Outcome: dc.result.Outcome, Class: dc.result.Class})
-				}
-				mu.Unlock()
+				c.domain(runCtx, d)
 			}
-		}()
+		})
 	}
-feed:
-	for _, d := range due {
-		select {
-		case work <- d:
-		case <-runCtx.Done():
-			break feed
-		}
-	}
+	c.feed(runCtx, domains, work)
 	close(work)
 	wg.Wait()
-	sum.Left = len(due) - sum.Crawled
-	cards, remotes := map[string]bool{}, map[string]bool{}
-	for _, dc := range results {
-		for _, cr := range dc.result.Cards {
-			cards[cr.Key] = true
+	c.sum.Left = int(c.due.Load()) - c.sum.Crawled
+	return c.runErr
+}
+
+// feed reads names on a goroutine of their own (a read from a pipe may
+// block for as long as the writer likes), takes whatever has arrived, up
+// to a batch, enqueues it in one transaction and hands the due domains to
+// the workers. A batch does not wait to fill: a name that arrives alone is
+// crawled at once.
+func (c *crawler) feed(ctx context.Context, domains iter.Seq2[string, error], work chan<- string) {
+	lines := make(chan string, enqueueBatch)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		for d, err := range domains {
+			if err != nil {
+				readErr <- err
+				return
+			}
+			select {
+			case lines <- d:
+			case <-ctx.Done():
+				return
+			}
 		}
-		for _, r := range dc.result.Remotes {
-			remotes[r.URLNorm] = true
+	}()
+	for {
+		var batch []string
+		select {
+		case d, ok := <-lines:
+			if !ok {
+				select {
+				case err := <-readErr:
+					// What was read is crawled; nothing more is taken on.
+					c.setErr(fmt.Errorf("%w: %w", ErrInput, err))
+				default:
+				}
+				return
+			}
+			batch = append(batch, d)
+		case <-ctx.Done():
+			return
+		}
+	more:
+		for len(batch) < enqueueBatch {
+			select {
+			case d, ok := <-lines:
+				if !ok {
+					break more
+				}
+				batch = append(batch, d)
+			default:
+				break more
+			}
+		}
+		due, err := c.enqueue(ctx, batch)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.fail(err)
+			}
+			return
+		}
+		for _, d := range due {
+			select {
+			case work <- d:
+			case <-ctx.Done():
+				return
+			}
 		}
 	}
-	sum.Cards, sum.Remotes = len(cards), len(remotes)
-	sort.Slice(results, func(i, j int) bool { return results[i].result.Domain < results[j].result.Domain })
-	return results, runErr
+}
+
+// enqueue normalises one batch of input and takes it on in the store.
+func (c *crawler) enqueue(ctx context.Context, batch []string) ([]string, error) {
+	names := make([]string, 0, len(batch))
+	c.mu.Lock()
+	for _, d := range batch {
+		c.sum.Requested++
+		n, err := NormalizeDomain(d)
+		if err != nil {
+			// Counted in the summary; a domains file with some junk lines
+			// is data, not a failed run.
+			c.sum.InvalidCount++
+			if len(c.sum.Invalid) < maxInvalidExamples {
+				c.sum.Invalid = append(c.sum.Invalid, d)
+			}
+			c.opts.Logger.Debug("skipping input that is not a domain", "input", d, "err", err)
+			continue
+		}
+		names = append(names, n)
+	}
+	c.mu.Unlock()
+	if len(names) == 0 {
+		return nil, nil
+	}
+	enq, err := c.opts.Store.Enqueue(ctx, names, store.EnqueueOptions{RunID: c.runID, Force: c.opts.Force})
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.sum.Fresh += enq.Fresh
+	c.sum.Duplicates += enq.Duplicates
+	c.mu.Unlock()
+	c.due.Add(int64(len(enq.Due)))
+	return enq.Due, nil
+}
+
+// domain crawls one domain, saves its result, and decides and probes its
+// remotes, all within the per-domain time limit. runCtx is the run's
+// context: only its cancellation (Ctrl-C) means "interrupted"; the
+// domain's own deadline is an ordinary bound, recorded as such.
+func (c *crawler) domain(runCtx context.Context, domain string) {
+	if runCtx.Err() != nil {
+		return // the queue drains after Ctrl-C: what is left stays pending
+	}
+	ctx, cancel := context.WithTimeout(runCtx, c.opts.DomainTimeout)
+	defer cancel()
+	dc := c.crawlDomain(runCtx, ctx, domain)
+	if runCtx.Err() != nil {
+		// Cancelled mid-domain: leave it pending for the next run, rather
+		// than recording a half-read domain as done.
+		return
+	}
+	// The domain is complete: let its one transaction finish even if
+	// Ctrl-C arrives now, so a clean stop never reads as a database
+	// failure.
+	if err := c.opts.Store.SaveDomain(context.WithoutCancel(runCtx), dc.result); err != nil {
+		c.fail(err)
+		return
+	}
+	c.mu.Lock()
+	c.sum.Crawled++
+	c.sum.Outcomes[dc.result.Outcome]++
+	if dc.result.Class != "" {
+		c.sum.Classes[dc.result.Class]++
+	}
+	c.mu.Unlock()
+
+	b := c.newBudget(runCtx, ctx, domain)
+	for _, ep := range endpointsOf(dc.remotes) {
+		if !b.decide(ep) {
+			break
+		}
+	}
+	b.finish(dc.result.Capped)
+
+	if c.opts.Progress != nil {
+		// Serialised, so a progress line is never drawn over another.
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.finished++
+		c.opts.Progress(Progress{Done: c.finished, Total: int(c.due.Load()), Domain: domain,
+			Outcome: dc.result.Outcome, Class: dc.result.Class})
+	}
 }

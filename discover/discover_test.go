@@ -112,7 +112,7 @@ func (w *world) options() discover.Options {
 
 func (w *world) crawl(ctx context.Context, opts discover.Options, domains ...string) discover.Summary {
 	w.t.Helper()
-	sum, err := discover.Crawl(ctx, opts, domains)
+	sum, err := discover.Crawl(ctx, opts, discover.Names(domains...))
 	if err != nil {
 		w.t.Fatalf("crawl: %v", err)
 	}
@@ -653,9 +653,12 @@ func TestNormalizeDomain(t *testing.T) {
 
 func TestReadDomains(t *testing.T) {
 	in := "# my list\nexample.com\n\n  example.org  # trailing comment\nexample.net,notes\n"
-	got, err := discover.ReadDomains(strings.NewReader(in))
-	if err != nil {
-		t.Fatal(err)
+	var got []string
+	for d, err := range discover.ReadDomains(strings.NewReader(in)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, d)
 	}
 	if diff := cmp.Diff([]string{"example.com", "example.org", "example.net"}, got); diff != "" {
 		t.Errorf("ReadDomains (-want +got):\n%s", diff)

@@ -64,19 +64,21 @@ var (
 
 // domainCrawl is the state of one domain's crawl.
 type domainCrawl struct {
-	c       *crawler
-	runCtx  context.Context // the run's: cancelled only by Ctrl-C
-	domain  string
-	result  store.DomainResult
-	visited map[string]bool // catalog URLs fetched in this traversal
-	cards   int             // card fetches spent
-	failed  map[string]int  // card failure classes, for the reason line
-	entries int             // card entries seen
-	// probe inputs kept in memory for the probe phase
+	c        *crawler
+	runCtx   context.Context // the run's: cancelled only by Ctrl-C
+	domain   string
+	result   store.DomainResult
+	visited  map[string]bool // catalog URLs fetched in this traversal
+	catalogs int             // catalogs read or attempted, root and nested, inline or fetched
+	cards    int             // card entries read or attempted, inline or fetched
+	failed   map[string]int  // card failure classes, for the reason line
+	entries  int             // card entries seen
+	// remotes are the probe inputs, bounded by the caps on cards and
+	// remotes; they live until the domain's probes are done.
 	remotes []remoteRef
 }
 
-// remoteRef is what the probe phase needs of a remote found this run.
+// remoteRef is what probing needs of a remote found this run.
 type remoteRef struct {
 	Remote  servercard.Remote
 	Norm    string
@@ -85,10 +87,11 @@ type remoteRef struct {
 	Card    *servercard.Card
 }
 
-// crawlDomain crawls one domain within the per-domain time limit. runCtx is
-// the run's context: only its cancellation (Ctrl-C) means "interrupted";
-// the domain's own deadline is an ordinary timeout, recorded as such.
-func (c *crawler) crawlDomain(runCtx context.Context, domain string) *domainCrawl {
+// crawlDomain reads one domain within ctx, the per-domain deadline. runCtx
+// is the run's context: only its cancellation (Ctrl-C) means
+// "interrupted"; the domain's own deadline is an ordinary timeout,
+// recorded as such.
+func (c *crawler) crawlDomain(runCtx, ctx context.Context, domain string) *domainCrawl {
 	d := &domainCrawl{
 		c:       c,
 		domain:  domain,
@@ -97,13 +100,22 @@ func (c *crawler) crawlDomain(runCtx context.Context, domain string) *domainCraw
 		failed:  map[string]int{},
 		result:  store.DomainResult{Domain: domain, RunID: c.runID},
 	}
-	ctx, cancel := context.WithTimeout(runCtx, c.opts.DomainTimeout)
-	defer cancel()
 	d.run(ctx)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && runCtx.Err() == nil {
 		d.result.Reason += fmt.Sprintf("; stopped at the per-domain time limit of %s (what was not read keeps its earlier listings)", c.opts.DomainTimeout)
+		d.capped(store.CapTime)
 	}
 	return d
+}
+
+// capped records that the domain hit a bound.
+func (d *domainCrawl) capped(name string) {
+	for _, n := range d.result.Capped {
+		if n == name {
+			return
+		}
+	}
+	d.result.Capped = append(d.result.Capped, name)
 }
 
 func (d *domainCrawl) now() time.Time { return d.c.opts.Now() }
@@ -299,6 +311,7 @@ func (d *domainCrawl) record(ctx context.Context, f *fetched) {
 // catalog was read.
 func (d *domainCrawl) rootCatalog(ctx context.Context, f *fetched) bool {
 	d.visited[f.obs.URL] = true
+	d.catalogs++
 	if !f.ok() {
 		d.record(ctx, f)
 		return false
@@ -340,8 +353,11 @@ type catalogNode struct {
 	sha    string
 }
 
-// walk records a parsed catalog and follows its entries.
+// walk records a parsed catalog and follows its entries. Entries past the
+// domain's caps on cards and catalogs are recorded but not read, with one
+// finding per catalog saying how many.
 func (d *domainCrawl) walk(ctx context.Context, cat *catalog.Catalog, findings finding.List, n catalogNode) {
+	var cardsLeft, catalogsLeft int
 	for _, e := range cat.Entries {
 		d.result.Entries = append(d.result.Entries, store.EntryRecord{
 			CatalogURL: n.key, Identifier: e.Identifier, Version: e.Version, Type: e.Type, URL: e.URL,
@@ -349,11 +365,25 @@ func (d *domainCrawl) walk(ctx context.Context, cat *catalog.Catalog, findings f
 		})
 		switch e.Essence {
 		case catalog.MediaTypeCatalog:
-			d.nested(ctx, e, n, &findings)
+			if !d.nested(ctx, e, n, &findings) {
+				catalogsLeft++
+			}
 		case catalog.MediaTypeServerCard, mediaTypeServerJSON:
 			d.entries++
-			d.cardEntry(ctx, e, n, &findings)
+			if !d.cardEntry(ctx, e, n, &findings) {
+				cardsLeft++
+			}
 		}
+	}
+	if cardsLeft > 0 {
+		d.capped(store.CapCards)
+		findings.Add(finding.Warning, "cards_truncated", "", fmt.Sprintf(
+			"%d card entr%s not read: the domain reached its limit of %d cards", cardsLeft, plural(cardsLeft, "y", "ies"), d.c.opts.MaxCards))
+	}
+	if catalogsLeft > 0 {
+		d.capped(store.CapCatalogs)
+		findings.Add(finding.Warning, "catalogs_truncated", "", fmt.Sprintf(
+			"%d nested catalog(s) not read: the domain reached its limit of %d catalogs", catalogsLeft, d.c.opts.MaxCatalogs))
 	}
 	base := ""
 	if n.base != nil {
@@ -383,39 +413,40 @@ func pointerKey(parent, ptr string) string {
 	return parent + "#" + ptr
 }
 
-// nested follows a nested catalog entry, inline or by URL.
-func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode, findings *finding.List) {
+// nested follows a nested catalog entry, inline or by URL. It returns
+// false when the domain's cap on catalogs left the entry unread.
+func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode, findings *finding.List) bool {
 	if n.depth+1 > d.c.opts.MaxDepth {
 		findings.Add(finding.Warning, "nesting_too_deep", e.Path(),
 			fmt.Sprintf("nested catalog not followed: depth %d exceeds the limit of %d", n.depth+1, d.c.opts.MaxDepth))
-		return
+		return true
 	}
 	if e.Data != nil {
+		if !d.takeCatalog("") {
+			return false
+		}
 		cat, fs, err := catalog.Parse(e.Data, n.base, catalog.Options{MaxEntries: d.c.opts.MaxEntries})
 		if err != nil {
 			findings.Add(finding.Error, "nested_catalog_invalid", e.DataPath(), err.Error())
-			return
+			return true
 		}
 		d.walk(ctx, cat, fs, catalogNode{key: pointerKey(n.key, e.DataPath()), parent: n.key,
 			depth: n.depth + 1, base: n.base, sha: sha256Hex(e.Data)})
-		return
+		return true
 	}
 	target := entryTarget(e)
 	if target == "" {
 		findings.Add(finding.Error, "nested_catalog_unresolvable", e.Path(), "nested catalog URL cannot be resolved: "+e.URL)
-		return
+		return true
 	}
 	if d.visited[target] {
 		findings.Add(finding.Warning, "catalog_cycle", e.Path(), "nested catalog already visited in this traversal: "+target)
-		return
+		return true
 	}
-	if d.cards >= d.c.opts.MaxCards {
-		findings.Add(finding.Warning, "domain_budget_exhausted", e.Path(), "per-domain fetch budget spent; not followed")
-		d.result.KeepCatalogs = append(d.result.KeepCatalogs, target) // not looked at, so not gone
-		return
+	if !d.takeCatalog(target) {
+		return false
 	}
 	d.visited[target] = true
-	d.cards++
 	f := d.get(ctx, kindCatalog, target, acceptCatalog)
 	if !f.ok() {
 		d.record(ctx, f)
@@ -423,32 +454,51 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 		if transient(f.obs.Class) {
 			d.result.KeepCatalogs = append(d.result.KeepCatalogs, target)
 		}
-		return
+		return true
 	}
 	if !d.catalogDoc(ctx, f, n.key, n.depth+1) {
 		findings.Add(finding.Error, "nested_catalog_failed", e.Path(), fmt.Sprintf("%s: %s", f.obs.Class, f.obs.Reason))
 	}
+	return true
 }
 
-// cardEntry reads a Server Card entry, inline or by URL.
-func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogNode, findings *finding.List) {
+// takeCatalog counts one more catalog against the domain's cap, or says
+// the cap is reached. A catalog not read for that reason keeps what it
+// listed before: it was not looked at, so it is not gone.
+func (d *domainCrawl) takeCatalog(target string) bool {
+	if d.catalogs >= d.c.opts.MaxCatalogs {
+		if target != "" {
+			d.result.KeepCatalogs = append(d.result.KeepCatalogs, target)
+		}
+		return false
+	}
+	d.catalogs++
+	return true
+}
+
+// cardEntry reads a Server Card entry, inline or by URL. It returns false
+// when the domain's cap on cards left the entry unread.
+func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogNode, findings *finding.List) bool {
+	target := ""
+	if e.Data == nil {
+		target = entryTarget(e)
+	}
+	if d.cards >= d.c.opts.MaxCards {
+		if target != "" {
+			d.result.KeepCards = append(d.result.KeepCards, target) // not looked at, so not gone
+		}
+		return false
+	}
+	d.cards++
 	if e.Data != nil {
 		d.card(n.key, e, pointerKey(n.key, e.DataPath()), "", e.Data, true)
-		return
+		return true
 	}
-	target := entryTarget(e)
 	if target == "" {
 		findings.Add(finding.Error, "card_url_unresolvable", e.Path(), "card URL cannot be resolved: "+e.URL)
 		d.failed["unresolvable"]++
-		return
+		return true
 	}
-	if d.cards >= d.c.opts.MaxCards {
-		findings.Add(finding.Warning, "domain_budget_exhausted", e.Path(), "per-domain fetch budget spent; card not fetched")
-		d.failed["budget"]++
-		d.result.KeepCards = append(d.result.KeepCards, target) // not looked at, so not gone
-		return
-	}
-	d.cards++
 	f := d.get(ctx, kindCard, target, acceptCard)
 	if !f.ok() {
 		d.record(ctx, f)
@@ -456,10 +506,11 @@ func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogN
 		if transient(f.obs.Class) {
 			d.result.KeepCards = append(d.result.KeepCards, target)
 		}
-		return
+		return true
 	}
 	d.record(ctx, f)
 	d.card(n.key, e, target, target, f.body, false)
+	return true
 }
 
 // card validates a card and records it, its remotes and the listing chain.
@@ -470,11 +521,20 @@ func (d *domainCrawl) card(catalogKey string, e catalog.Entry, key, sourceURL st
 	if card == nil {
 		card = &servercard.Card{}
 	}
+	findings := res.Findings
+	if n, limit := len(card.Remotes), d.c.opts.MaxRemotes; n > limit {
+		// The stored card keeps only the remotes stored: the raw document,
+		// by its hash, still has them all.
+		card.Remotes = card.Remotes[:limit:limit]
+		findings.Add(finding.Warning, "remotes_truncated", "/remotes",
+			fmt.Sprintf("the card declares %d remotes; the first %d are kept", n, limit))
+		d.capped(store.CapRemotes)
+	}
 	cardJSON, _ := json.Marshal(card)
 	d.result.Cards = append(d.result.Cards, store.CardRecord{
 		Key: key, SourceURL: sourceURL, Inline: inline, SHA256: sha, Schema: card.Schema, Name: card.Name,
 		Title: card.Title, Version: card.Version, Description: card.Description, WebsiteURL: card.WebsiteURL,
-		Grade: string(res.Grade), Findings: nonNilFindings(res.Findings), JSON: cardJSON,
+		Grade: string(res.Grade), Findings: nonNilFindings(findings), JSON: cardJSON,
 	})
 	listed := 0
 	for _, r := range card.Remotes {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net"
 	"net/url"
 	"strings"
@@ -64,25 +65,30 @@ func NormalizeDomain(raw string) (string, error) {
 	return host, nil
 }
 
-// ReadDomains reads one domain per line; blank lines and lines starting with
-// '#' are skipped, and anything after whitespace on a line is ignored (so a
-// CSV-ish "example.com,notes" still works when the first field is the name).
-func ReadDomains(r io.Reader) ([]string, error) {
-	var out []string
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+// ReadDomains yields one domain per line of r as the lines arrive, so a
+// list of any length (or one written to a pipe while the crawl runs) is
+// never held whole. Blank lines and lines starting with '#' are skipped,
+// and anything after whitespace or a comma on a line is ignored (so a
+// CSV-ish "example.com,notes" still works when the first field is the
+// name). A read error is yielded once, as the last value.
+func ReadDomains(r io.Reader) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if i := strings.IndexAny(line, " \t,"); i >= 0 {
+				line = line[:i]
+			}
+			if !yield(line, nil) {
+				return
+			}
 		}
-		if i := strings.IndexAny(line, " \t,"); i >= 0 {
-			line = line[:i]
+		if err := sc.Err(); err != nil {
+			yield("", fmt.Errorf("read domains: %w", err))
 		}
-		out = append(out, line)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read domains: %w", err)
-	}
-	return out, nil
 }

@@ -31,6 +31,7 @@ func (d *domainCrawl) followLinks(ctx context.Context) bool {
 			continue
 		}
 		d.visited[link] = true
+		d.catalogs++
 		cf := d.get(ctx, kindCatalog, link, acceptCatalog)
 		if !cf.ok() {
 			d.record(ctx, cf)
@@ -51,6 +52,7 @@ func (d *domainCrawl) legacy(ctx context.Context) bool {
 	found := false
 	for _, p := range legacyCatalogPaths {
 		u := "https://" + d.domain + p
+		d.catalogs++
 		f := d.get(ctx, kindLegacy, u, acceptCatalog)
 		if !f.ok() {
 			d.record(ctx, f)
@@ -66,6 +68,7 @@ func (d *domainCrawl) legacy(ctx context.Context) bool {
 	}
 	for _, p := range legacyCardPaths {
 		u := "https://" + d.domain + p
+		d.cards++
 		f := d.get(ctx, kindLegacy, u, acceptCard)
 		d.record(ctx, f)
 		if !f.ok() {

@@ -3,6 +3,8 @@ package discover
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -20,162 +22,338 @@ type ProbeRecord struct {
 	CardMismatches []probe.Mismatch `json:"cardMismatches,omitempty"`
 }
 
-// Skip reasons the crawl adds to probe.Decide's, from resolving the host
-// before deciding (the rule says a probe needs public addresses).
+// Skip reasons the crawl adds to probe.Decide's.
 const (
+	// ReasonUnresolvable: the host does not resolve (a probe needs public
+	// addresses, so the crawl resolves it before deciding).
 	ReasonUnresolvable = "unresolvable"
+	// ReasonProbeCap: the domain already caused --max-probes probes in this
+	// run; the endpoint is probed on a later crawl.
+	ReasonProbeCap = "probe_cap"
+	// ReasonDomainTimeout: the domain's time (--domain-timeout) ran out
+	// before the endpoint was probed, or while it was.
+	ReasonDomainTimeout = "domain_timeout"
 )
 
-// endpoint is one remote URL found this run, with every card declaring it.
+// endpoint is one remote URL a domain lists, with what its probe needs:
+// the declaration followed is the first with a transport a probe can use,
+// so a card with a bad type does not hide another card's good one.
 type endpoint struct {
-	ref     remoteRef       // the declaration the probe follows
-	cardSHA map[string]bool // hashes of every card that declares it
+	norm        string
+	remote      servercard.Remote
+	cardKey     string
+	cardSHA     string
+	cardName    string
+	cardVersion string
 }
 
-// endpoints groups remotes by normalised URL, in order: this run's, then
-// those an interrupted run left without a decision or a probe. The
-// declaration followed is the first with a transport a probe can use, so a
-// card with a bad type does not hide another card's good one.
-func endpoints(results []*domainCrawl, pending []remoteRef) []*endpoint {
+func (ep *endpoint) add(other endpoint) {
+	if !probeable(ep.remote.Type) && probeable(other.remote.Type) {
+		*ep = other
+	}
+}
+
+// endpointsOf groups a domain's remotes by normalised URL, in the order
+// they were found.
+func endpointsOf(refs []remoteRef) []*endpoint {
 	var order []*endpoint
 	byNorm := map[string]*endpoint{}
-	add := func(r remoteRef) {
-		ep, ok := byNorm[r.Norm]
-		if !ok {
-			ep = &endpoint{ref: r, cardSHA: map[string]bool{}}
-			byNorm[r.Norm] = ep
-			order = append(order, ep)
-		} else if !probeable(ep.ref.Remote.Type) && probeable(r.Remote.Type) {
-			ep.ref = r
-		}
-		ep.cardSHA[r.CardSHA] = true
-	}
-	for _, dc := range results {
-		for _, r := range dc.remotes {
-			add(r)
-		}
-	}
-	for _, r := range pending {
-		add(r)
-	}
-	return order
-}
-
-// pendingRefs loads the remotes an interrupted run left undecided or
-// unprobed. A stored remote that no longer decodes is skipped and logged.
-func (c *crawler) pendingRefs(ctx context.Context) ([]remoteRef, error) {
-	rows, err := c.opts.Store.PendingProbes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	refs := make([]remoteRef, 0, len(rows))
-	for _, p := range rows {
-		r := remoteRef{Norm: p.Norm, CardKey: p.CardKey, CardSHA: p.CardSHA256, Card: &servercard.Card{}}
-		if err := json.Unmarshal([]byte(p.RemoteJSON), &r.Remote); err != nil {
-			c.opts.Logger.Warn("stored remote does not decode", "remote", p.Norm, "err", err)
+	for _, r := range refs {
+		e := endpoint{norm: r.Norm, remote: r.Remote, cardKey: r.CardKey, cardSHA: r.CardSHA,
+			cardName: r.Card.Name, cardVersion: r.Card.Version}
+		if ep, ok := byNorm[r.Norm]; ok {
+			ep.add(e)
 			continue
 		}
-		_ = json.Unmarshal([]byte(p.CardJSON), r.Card) // name and version are only compared, never required
-		refs = append(refs, r)
+		byNorm[r.Norm] = &e
+		order = append(order, &e)
 	}
-	return refs, nil
+	return order
 }
 
 func probeable(transport string) bool {
 	return transport == servercard.TransportStreamableHTTP || transport == servercard.TransportSSE
 }
 
-// probeAll decides, for every remote found this run, whether to probe it,
-// records the decision, and probes the warranted ones (one probe per
-// endpoint per run, however many cards and domains list it).
-func (c *crawler) probeAll(ctx context.Context, results []*domainCrawl, sum *Summary) error {
-	sum.Probes, sum.ProbeSkips = map[string]int{}, map[string]int{}
-	pending, err := c.pendingRefs(ctx)
+// budget is one domain's share of the run's probing: its probes so far,
+// the caps it hit, and its deadline (the domain's, which covers its
+// fetches and its probes).
+type budget struct {
+	c      *crawler
+	runCtx context.Context // cancelled only by Ctrl-C
+	ctx    context.Context // the domain's deadline
+	domain string
+	probes int
+	capped []string
+}
+
+func (c *crawler) newBudget(runCtx, ctx context.Context, domain string) *budget {
+	return &budget{c: c, runCtx: runCtx, ctx: ctx, domain: domain}
+}
+
+func (b *budget) cap(name string) {
+	for _, n := range b.capped {
+		if n == name {
+			return
+		}
+	}
+	b.capped = append(b.capped, name)
+}
+
+// claim marks an endpoint as being decided by this worker; false when
+// another worker has it now (that worker records the decision).
+func (c *crawler) claim(norm string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inflight[norm] {
+		return false
+	}
+	c.inflight[norm] = true
+	return true
+}
+
+func (c *crawler) release(norm string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.inflight, norm)
+}
+
+// decide decides whether to probe one endpoint, records the decision, and
+// probes it when warranted and the domain's budget allows. An endpoint
+// this run already decided (for another domain, or in flight in another
+// worker now) is left alone: one decision and at most one probe per
+// endpoint per run. It returns false when the run is interrupted or
+// failed, and the domain should stop.
+func (b *budget) decide(ep *endpoint) bool {
+	c := b.c
+	if b.runCtx.Err() != nil {
+		return false // interrupted: what is undecided stays so for the next run
+	}
+	if !c.claim(ep.norm) {
+		return true
+	}
+	defer c.release(ep.norm)
+	// The store is written even after the domain's deadline: the decision
+	// is what records that the deadline was hit.
+	st, dbCtx := c.opts.Store, context.WithoutCancel(b.runCtx)
+	if done, err := st.DecidedInRun(dbCtx, c.runID, ep.norm); err != nil {
+		c.fail(err)
+		return false
+	} else if done {
+		return true
+	}
+	dec, err := b.verdict(dbCtx, ep)
+	if err != nil {
+		c.fail(err)
+		return false
+	}
+	if b.runCtx.Err() != nil {
+		return false
+	}
+	if !b.record(dbCtx, ep, dec) || !dec.Probe {
+		return true
+	}
+	b.probes++
+	res := c.opts.Probe.Prober.Probe(b.ctx, probe.Target{URL: ep.remote.URL, Transport: ep.remote.Type})
+	switch {
+	case b.runCtx.Err() != nil:
+		return false // interrupted: an unfinished probe is not a result
+	case b.ctx.Err() != nil:
+		// Cut by the domain's deadline: not the endpoint's outcome. Say
+		// why it has no probe, so it is not taken for unfinished work.
+		b.cap(store.CapTime)
+		return b.record(dbCtx, ep, probe.Decision{Reason: ReasonDomainTimeout})
+	}
+	if err := st.AddProbe(dbCtx, c.runID, ProbeRow(ep.norm, ep.cardKey, ep.cardSHA, res,
+		probe.CompareCard(res, ep.cardName, ep.cardVersion, ep.remote.Type, ep.remote.SupportedProtocolVersions))); err != nil {
+		c.fail(err)
+		return false
+	}
+	c.mu.Lock()
+	c.sum.Probes[res.Outcome]++
+	c.mu.Unlock()
+	return true
+}
+
+// verdict applies the probe rule, the host check and the domain's bounds.
+func (b *budget) verdict(dbCtx context.Context, ep *endpoint) (probe.Decision, error) {
+	c := b.c
+	facts := probe.RemoteFacts{
+		Type: ep.remote.Type, URL: ep.remote.URL, Mode: c.opts.Probe.Mode,
+		MaxAge: c.opts.Probe.MaxAge, Now: c.opts.Now(),
+	}
+	if c.opts.Probe.Mode == ProbeNever {
+		return probe.Decide(facts), nil // the rule says no before looking at history
+	}
+	at, sha, ok, err := c.opts.Store.LastProbe(dbCtx, ep.norm)
+	if err != nil {
+		return probe.Decision{}, err
+	}
+	if ok {
+		facts.LastProbedAt = at
+		// Changed means no card declaring it now, from any domain, is the
+		// one it was last probed against.
+		same, err := c.opts.Store.StillDeclared(dbCtx, ep.norm, sha)
+		if err != nil {
+			return probe.Decision{}, err
+		}
+		facts.CardChangedSince = !same
+	}
+	dec := probe.Decide(facts)
+	if !dec.Probe {
+		return dec, nil
+	}
+	if b.probes >= c.opts.Probe.MaxPerDomain {
+		b.cap(store.CapProbes)
+		return probe.Decision{Reason: ReasonProbeCap}, nil
+	}
+	if b.ctx.Err() == nil {
+		dec = c.checkAddress(b.ctx, ep.remote.URL, dec)
+	}
+	if dec.Probe && b.ctx.Err() != nil {
+		b.cap(store.CapTime)
+		return probe.Decision{Reason: ReasonDomainTimeout}, nil
+	}
+	return dec, nil
+}
+
+// record appends the decision and counts a skip; false when the store
+// failed (the run is ending).
+func (b *budget) record(dbCtx context.Context, ep *endpoint, dec probe.Decision) bool {
+	c := b.c
+	verdict := "skip"
+	if dec.Probe {
+		verdict = "probe"
+	}
+	if err := c.opts.Store.AddProbeDecision(dbCtx, store.ProbeDecision{
+		RunID: c.runID, RemoteNorm: ep.norm, URL: ep.remote.URL, Decision: verdict, Reason: dec.Reason,
+	}); err != nil {
+		c.fail(err)
+		return false
+	}
+	if !dec.Probe {
+		c.mu.Lock()
+		c.sum.ProbeSkips[dec.Reason]++
+		c.mu.Unlock()
+	}
+	return true
+}
+
+// finish records the caps the domain hit, those of its fetches (already
+// saved with its result) and those of its probes, in the summary, and the
+// latter in the store.
+func (b *budget) finish(saved []string) {
+	c := b.c
+	if len(b.capped) > 0 {
+		if err := c.opts.Store.AddDomainCaps(context.WithoutCancel(b.runCtx), b.domain, b.capped); err != nil {
+			c.fail(err)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seen := map[string]bool{}
+	for _, n := range append(append([]string(nil), saved...), b.capped...) {
+		if !seen[n] {
+			seen[n] = true
+			c.sum.Capped[n]++
+		}
+	}
+}
+
+// finishLeftovers decides and probes the remotes that runs no longer
+// running left undecided or unprobed (killed between saving a domain and
+// deciding its remotes, or stopped mid-probe), domain by domain with each
+// domain's bounds, reading them page by page. A stopped run whose
+// leftovers are all finished is marked settled and not searched again.
+// Concurrent runs' domains are theirs to finish.
+func (c *crawler) finishLeftovers(ctx context.Context) error {
+	runs, err := c.opts.Store.UnsettledRuns(ctx)
 	if err != nil {
 		return interruptedOr(ctx, err)
 	}
-	var todo []remoteRef
-	for _, ep := range endpoints(results, pending) {
-		r := ep.ref
-		facts := probe.RemoteFacts{
-			Type: r.Remote.Type, URL: r.Remote.URL, Mode: c.opts.Probe.Mode,
-			MaxAge: c.opts.Probe.MaxAge, Now: c.opts.Now(),
-		}
-		if ctx.Err() != nil {
-			return nil // interrupted: the summary says so
-		}
-		at, sha, ok, err := c.opts.Store.LastProbe(ctx, r.Norm)
-		if err != nil {
-			return interruptedOr(ctx, err)
-		}
-		if ok {
-			facts.LastProbedAt = at
-			// Changed means no card declaring it now is the one last probed
-			// against; which card happens to come first does not matter.
-			facts.CardChangedSince = !ep.cardSHA[sha]
-		}
-		dec := probe.Decide(facts)
-		if dec.Probe {
-			dec = c.checkAddress(ctx, r.Remote.URL, dec)
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		verdict := "skip"
-		if dec.Probe {
-			verdict = "probe"
-			todo = append(todo, r)
-		} else {
-			sum.ProbeSkips[dec.Reason]++
-		}
-		if err := c.opts.Store.AddProbeDecision(ctx, store.ProbeDecision{
-			RunID: c.runID, RemoteNorm: r.Norm, URL: r.Remote.URL, Decision: verdict, Reason: dec.Reason,
-		}); err != nil {
+	for _, run := range runs {
+		if err := c.finishRun(ctx, run); err != nil || ctx.Err() != nil {
 			return interruptedOr(ctx, err)
 		}
 	}
-	if len(todo) == 0 {
-		return nil
-	}
+	return nil
+}
 
-	work := make(chan remoteRef)
-	var (
-		mu     sync.Mutex
-		runErr error
-		wg     sync.WaitGroup
-	)
-	for range min(c.opts.Probe.Concurrency, len(todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range work {
-				res := c.opts.Probe.Prober.Probe(ctx, probe.Target{URL: r.Remote.URL, Transport: r.Remote.Type})
-				if ctx.Err() != nil {
-					continue // interrupted: an unfinished probe is not a result
-				}
-				err := c.opts.Store.AddProbe(context.WithoutCancel(ctx), c.runID, ProbeRow(r.Norm, r.CardKey, r.CardSHA, res,
-					probe.CompareCard(res, r.Card.Name, r.Card.Version, r.Remote.Type, r.Remote.SupportedProtocolVersions)))
-				mu.Lock()
-				sum.Probes[res.Outcome]++
-				if err != nil && runErr == nil {
-					runErr = err
-				}
-				mu.Unlock()
+func (c *crawler) finishRun(ctx context.Context, run int64) error {
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	c.stop = stop
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range c.opts.Concurrency {
+		wg.Go(func() {
+			for d := range work {
+				c.leftoverDomain(runCtx, d)
 			}
-		}()
+		})
 	}
-	for _, r := range todo {
+	err := c.opts.Store.PendingProbeDomains(runCtx, run, func(d string) error {
 		select {
-		case work <- r:
-		case <-ctx.Done():
+		case work <- d:
+			return nil
+		case <-runCtx.Done():
+			return runCtx.Err()
 		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
+	})
 	close(work)
 	wg.Wait()
-	return runErr
+	switch {
+	case c.runErr != nil:
+		return c.runErr
+	case err != nil || runCtx.Err() != nil:
+		return interruptedOr(ctx, err)
+	}
+	// Every domain it left was decided (a probe the deadline cut records
+	// domain_timeout): nothing of it is pending any more.
+	return c.opts.Store.SettleRun(context.WithoutCancel(ctx), run)
+}
+
+// leftoverDomain finishes one domain's pending remotes within a fresh
+// per-domain time limit and probe budget.
+func (c *crawler) leftoverDomain(runCtx context.Context, domain string) {
+	ctx, cancel := context.WithTimeout(runCtx, c.opts.DomainTimeout)
+	defer cancel()
+	b := c.newBudget(runCtx, ctx, domain)
+	var cur *endpoint
+	errStop := errors.New("stop")
+	flush := func() bool {
+		if cur == nil {
+			return true
+		}
+		ok := b.decide(cur)
+		cur = nil
+		return ok
+	}
+	// Rows come ordered by URL, one per declaring card: a URL's rows are
+	// adjacent, so one endpoint at a time is held.
+	err := c.opts.Store.PendingProbes(context.WithoutCancel(runCtx), domain, func(p store.PendingRemote) error {
+		e := endpoint{norm: p.Norm, cardKey: p.CardKey, cardSHA: p.CardSHA256, cardName: p.CardName, cardVersion: p.CardVersion}
+		if err := json.Unmarshal([]byte(p.RemoteJSON), &e.remote); err != nil {
+			c.opts.Logger.Warn("stored remote does not decode", "remote", p.Norm, "err", err)
+			return nil
+		}
+		if cur != nil && cur.norm == e.norm {
+			cur.add(e)
+			return nil
+		}
+		if !flush() {
+			return errStop
+		}
+		cur = &e
+		return nil
+	})
+	if err == nil {
+		flush()
+	} else if !errors.Is(err, errStop) {
+		c.fail(fmt.Errorf("pending probes of %s: %w", domain, err))
+		return
+	}
+	b.finish(nil)
 }
 
 // interruptedOr hides an error caused by Ctrl-C: an interrupted run is not

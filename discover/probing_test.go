@@ -124,29 +124,21 @@ func TestProbeNeverRecordsDecisions(t *testing.T) {
 	}
 }
 
-// TestProbesResumeAfterInterruption: a run stopped after its domains were
-// saved but before their probes leaves those remotes undecided; the next
-// run decides and probes them even though the domains are fresh.
+// TestProbesResumeAfterInterruption: a run killed after saving its
+// domains but before deciding their remotes leaves them undecided, and one
+// stopped mid-probe leaves a decision to probe without a probe; the next
+// run finishes both even though the domains are fresh.
 func TestProbesResumeAfterInterruption(t *testing.T) {
 	w := newWorld(t, probeWeb)
 	opts := w.options()
 	opts.Probe = discover.ProbeOptions{Mode: discover.ProbeAuto, Prober: probe.New(probe.Options{Fetch: w.fetch})}
-	ctx, cancel := context.WithCancel(context.Background())
-	opts.Progress = func(p discover.Progress) {
-		if p.Done == p.Total {
-			cancel() // every domain is saved; the probe phase never starts
-		}
-	}
-	sum := w.crawl(ctx, opts, "a.example", "b.example")
-	if !sum.Interrupted || len(sum.Probes) != 0 {
-		t.Fatalf("first run %+v, want interrupted before any probe", sum)
-	}
-	if got := w.decisions(sum.RunID); len(got) != 0 {
-		t.Fatalf("decisions after the interruption: %v", got)
-	}
+	first := w.crawl(context.Background(), opts, "a.example", "b.example")
+	// The state a kill -9 between saving the domains and deciding leaves.
+	w.exec(`DELETE FROM probe_decisions`)
+	w.exec(`DELETE FROM probes`)
+	w.exec(`UPDATE runs SET status = 'abandoned' WHERE id = ?`, first.RunID)
 
-	opts.Progress = nil
-	sum = w.crawl(context.Background(), opts, "a.example", "b.example")
+	sum := w.crawl(context.Background(), opts, "a.example", "b.example")
 	if sum.Crawled != 0 || sum.Fresh != 2 {
 		t.Errorf("second run crawled %d, fresh %d; want 0 and 2", sum.Crawled, sum.Fresh)
 	}
@@ -156,9 +148,33 @@ func TestProbesResumeAfterInterruption(t *testing.T) {
 	if got := w.decisions(sum.RunID); len(got) != 4 {
 		t.Errorf("second run decided %d remotes, want all 4: %v", len(got), got)
 	}
-	// Nothing is left pending: a third run has nothing to do.
+
+	// The first run was settled by the second. The state Ctrl-C mid-probe
+	// leaves: decided to probe, no probe stored, the run that crawled the
+	// domains stopped and not settled.
+	var settled bool
+	if err := w.store.SQL().QueryRow(`SELECT settled FROM runs WHERE id = ?`, first.RunID).Scan(&settled); err != nil || !settled {
+		t.Errorf("first run settled = %v, %v; want true once its leftovers are done", settled, err)
+	}
+	w.exec(`DELETE FROM probes`)
+	w.exec(`UPDATE runs SET status = 'interrupted', settled = 0 WHERE id = ?`, first.RunID)
+	sum = w.crawl(context.Background(), opts, "a.example", "b.example")
+	if diff := cmp.Diff(map[string]int{"ok": 1}, sum.Probes); diff != "" || len(sum.ProbeSkips) != 0 {
+		t.Errorf("third run probes %v, skips %v; want the one unfinished probe only", sum.Probes, sum.ProbeSkips)
+	}
+
+	// Nothing is left pending: a fourth run has nothing to do.
 	sum = w.crawl(context.Background(), opts, "a.example", "b.example")
 	if len(sum.Probes) != 0 || len(sum.ProbeSkips) != 0 {
-		t.Errorf("third run probes %v skips %v, want nothing", sum.Probes, sum.ProbeSkips)
+		t.Errorf("fourth run probes %v skips %v, want nothing", sum.Probes, sum.ProbeSkips)
+	}
+}
+
+// exec runs a statement against the store directly, to set up the states
+// an interrupted or concurrent run leaves.
+func (w *world) exec(query string, args ...any) {
+	w.t.Helper()
+	if _, err := w.store.SQL().Exec(query, args...); err != nil {
+		w.t.Fatalf("%s: %v", query, err)
 	}
 }

@@ -130,51 +130,87 @@ func (db *DB) FinishRun(id int64, status string, summary any) error {
 
 // EnqueueOptions control which domains a run takes on.
 type EnqueueOptions struct {
+	// RunID is the run taking the domains on. A name it already took on
+	// earlier (an input listing it twice) is counted as a duplicate, so the
+	// caller need not remember every name it has seen.
+	RunID int64
 	// Force makes every named domain due, whatever its freshness.
 	Force bool
 }
 
+// Enqueued is what Enqueue made of one batch of names.
+type Enqueued struct {
+	Due        []string // to crawl now, in the order given
+	Fresh      int      // skipped: the last result is still fresh
+	Duplicates int      // already taken on by this run
+}
+
 // Enqueue adds new domains as pending and marks known ones pending when they
 // are due (next_fetch_after has passed) or when forced. Domains left pending
-// by an interrupted run stay pending. It returns the domains to crawl now, in
-// the order given, and those skipped because their last result is fresh.
-func (db *DB) Enqueue(ctx context.Context, domains []string, opts EnqueueOptions) (due, fresh []string, err error) {
+// by an interrupted run stay pending. Callers hand over the input in
+// batches (one transaction each), so a list of any length streams through.
+func (db *DB) Enqueue(ctx context.Context, domains []string, opts EnqueueOptions) (Enqueued, error) {
+	var out Enqueued
 	now := db.now().UTC()
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("enqueue: %w", err)
+		return out, fmt.Errorf("enqueue: %w", err)
 	}
 	defer tx.Rollback()
+	var run any
+	if opts.RunID != 0 {
+		run = opts.RunID
+	}
 	for _, d := range domains {
 		var state string
 		var next sql.NullString
-		err := tx.QueryRowContext(ctx, `SELECT state, next_fetch_after FROM domains WHERE domain = ?`, d).Scan(&state, &next)
+		var queued sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT state, next_fetch_after, queued_run_id FROM domains WHERE domain = ?`, d).
+			Scan(&state, &next, &queued)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			if _, err := tx.ExecContext(ctx,
-				`INSERT INTO domains (domain, added_at, state) VALUES (?, ?, ?)`, d, ts(now), StatePending); err != nil {
-				return nil, nil, fmt.Errorf("enqueue %s: %w", d, err)
+				`INSERT INTO domains (domain, added_at, state, queued_run_id) VALUES (?, ?, ?, ?)`,
+				d, ts(now), StatePending, run); err != nil {
+				return out, fmt.Errorf("enqueue %s: %w", d, err)
 			}
-			due = append(due, d)
+			out.Due = append(out.Due, d)
+			continue
 		case err != nil:
-			return nil, nil, fmt.Errorf("enqueue %s: %w", d, err)
-		case state == StatePending:
-			due = append(due, d)
-		default:
-			if !opts.Force && next.Valid && next.String > ts(now) {
-				fresh = append(fresh, d)
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE domains SET state = ? WHERE domain = ?`, StatePending, d); err != nil {
-				return nil, nil, fmt.Errorf("enqueue %s: %w", d, err)
-			}
-			due = append(due, d)
+			return out, fmt.Errorf("enqueue %s: %w", d, err)
+		case opts.RunID != 0 && queued.Valid && queued.Int64 == opts.RunID:
+			out.Duplicates++
+			continue
+		}
+		newState := StatePending
+		if state != StatePending && !opts.Force && next.Valid && next.String > ts(now) {
+			newState = state
+			out.Fresh++
+		} else {
+			out.Due = append(out.Due, d)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE domains SET state = ?, queued_run_id = ? WHERE domain = ?`,
+			newState, run, d); err != nil {
+			return out, fmt.Errorf("enqueue %s: %w", d, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, nil, fmt.Errorf("enqueue: %w", err)
+		return out, fmt.Errorf("enqueue: %w", err)
 	}
-	return due, fresh, nil
+	return out, nil
+}
+
+// RunTotals counts the distinct cards and remote endpoints that the domains
+// a run crawled list now, for its summary; counting in SQL keeps the crawl
+// from holding every card and remote it saw.
+func (db *DB) RunTotals(ctx context.Context, runID int64) (cards, remotes int, err error) {
+	err = db.sql.QueryRowContext(ctx, `SELECT COUNT(DISTINCT l.card_key), COUNT(DISTINCT NULLIF(l.remote_norm, ''))
+		FROM listings l JOIN domains d ON d.domain = l.domain
+		WHERE d.last_run_id = ? AND l.active = 1`, runID).Scan(&cards, &remotes)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count what run %d found: %w", runID, err)
+	}
+	return cards, remotes, nil
 }
 
 // AddObservation appends one fetch attempt. When body is non-nil it is stored

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -31,6 +32,8 @@ type DomainResult struct {
 	// A kept catalog keeps everything nested below it too.
 	KeepCards    []string
 	KeepCatalogs []string
+	// Capped names the per-domain bounds the crawl hit (CapRemotes, …).
+	Capped []string
 
 	Catalogs []CatalogRecord
 	Entries  []EntryRecord
@@ -208,9 +211,13 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 	if !r.NextFetchAfter.IsZero() {
 		next = ts(r.NextFetchAfter)
 	}
+	capped, err := capsText(r.Capped)
+	if err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE domains SET state = ?, outcome = ?, class = ?, reason = ?, catalog_url = ?,
-		cards = ?, remotes = ?, last_run_id = ?, last_crawled_at = ?, next_fetch_after = ? WHERE domain = ?`,
-		StateDone, r.Outcome, r.Class, r.Reason, r.CatalogURL, cards, remotes, r.RunID, now, next, r.Domain); err != nil {
+		cards = ?, remotes = ?, last_run_id = ?, last_crawled_at = ?, next_fetch_after = ?, capped = ? WHERE domain = ?`,
+		StateDone, r.Outcome, r.Class, r.Reason, r.CatalogURL, cards, remotes, r.RunID, now, next, capped, r.Domain); err != nil {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)
 	}
 	return tx.Commit()
@@ -274,6 +281,52 @@ func keptListings(ctx context.Context, tx *sql.Tx, r DomainResult) ([]ListingRec
 	return out, rows.Err()
 }
 
+// Caps a domain can hit, as stored in domains.capped.
+const (
+	CapRemotes  = "remotes"  // remotes per card
+	CapCards    = "cards"    // cards per domain
+	CapCatalogs = "catalogs" // catalogs per domain
+	CapProbes   = "probes"   // probes per domain per run
+	CapTime     = "time"     // time per domain, probes included
+)
+
+func capsText(caps []string) (string, error) {
+	caps = slices.Clone(caps)
+	sort.Strings(caps)
+	b, err := json.Marshal(nonNil(slices.Compact(caps)))
+	if err != nil {
+		return "", fmt.Errorf("encode caps: %w", err)
+	}
+	return string(b), nil
+}
+
+// AddDomainCaps records caps a domain hit after its result was saved (its
+// probes run then), next to those already recorded for its last crawl.
+func (db *DB) AddDomainCaps(ctx context.Context, domain string, caps []string) error {
+	if len(caps) == 0 {
+		return nil
+	}
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("record caps of %s: %w", domain, err)
+	}
+	defer tx.Rollback()
+	var raw string
+	if err := tx.QueryRowContext(ctx, `SELECT capped FROM domains WHERE domain = ?`, domain).Scan(&raw); err != nil {
+		return fmt.Errorf("record caps of %s: %w", domain, err)
+	}
+	var have []string
+	_ = json.Unmarshal([]byte(raw), &have) // written by capsText; a bad value is replaced
+	text, err := capsText(append(have, caps...))
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE domains SET capped = ? WHERE domain = ?`, text, domain); err != nil {
+		return fmt.Errorf("record caps of %s: %w", domain, err)
+	}
+	return tx.Commit()
+}
+
 // DomainRow is a domain's last outcome, as `cardcrawl domains` shows it.
 type DomainRow struct {
 	Domain         string `json:"domain"`
@@ -289,12 +342,36 @@ type DomainRow struct {
 	// CatalogFindings are the distinct finding codes of the domain's
 	// catalogs (spec_version_missing, entries_truncated, catalog_cycle, …).
 	CatalogFindings []string `json:"catalogFindings,omitempty"`
+	// Capped names the per-domain bounds its last crawl hit (remotes,
+	// cards, catalogs, probes, time).
+	Capped []string `json:"capped,omitempty"`
 }
 
-// Domains lists every known domain, in name order.
+// domainPage is how many domains EachDomain reads per query.
+const domainPage = 500
+
+// EachDomain calls fn for every known domain, in name order, reading them a
+// page at a time (keyset on the primary key), so memory does not grow with
+// the number of domains. An error from fn stops the walk and is returned.
+func (db *DB) EachDomain(ctx context.Context, fn func(DomainRow) error) error {
+	return eachPage(domainPage, func(after string) ([]DomainRow, error) { return db.domainPage(ctx, after) },
+		func(d DomainRow) string { return d.Domain }, fn)
+}
+
+// Domains lists every known domain, in name order. Tests and small tools
+// use it; commands stream with EachDomain.
 func (db *DB) Domains(ctx context.Context) ([]DomainRow, error) {
+	var out []DomainRow
+	err := db.EachDomain(ctx, func(d DomainRow) error {
+		out = append(out, d)
+		return nil
+	})
+	return out, err
+}
+
+func (db *DB) domainPage(ctx context.Context, after string) ([]DomainRow, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT domain, state, outcome, class, reason, catalog_url, cards, remotes,
-		last_crawled_at, next_fetch_after FROM domains ORDER BY domain`)
+		last_crawled_at, next_fetch_after, capped FROM domains WHERE domain > ? ORDER BY domain LIMIT ?`, after, domainPage)
 	if err != nil {
 		return nil, fmt.Errorf("list domains: %w", err)
 	}
@@ -303,17 +380,27 @@ func (db *DB) Domains(ctx context.Context) ([]DomainRow, error) {
 	for rows.Next() {
 		var d DomainRow
 		var outcome, class, reason, catURL, last, next sql.NullString
-		if err := rows.Scan(&d.Domain, &d.State, &outcome, &class, &reason, &catURL, &d.Cards, &d.Remotes, &last, &next); err != nil {
+		var capped string
+		if err := rows.Scan(&d.Domain, &d.State, &outcome, &class, &reason, &catURL, &d.Cards, &d.Remotes, &last, &next,
+			&capped); err != nil {
 			return nil, fmt.Errorf("list domains: %w", err)
 		}
 		d.Outcome, d.Class, d.Reason, d.CatalogURL = outcome.String, class.String, reason.String, catURL.String
 		d.LastCrawledAt, d.NextFetchAfter = last.String, next.String
+		_ = json.Unmarshal([]byte(capped), &d.Capped) // written by capsText; a bad value shows no caps
+		if len(d.Capped) == 0 {
+			d.Capped = nil
+		}
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list domains: %w", err)
 	}
-	findings, err := db.catalogFindingCodes(ctx)
+	rows.Close()
+	if len(out) == 0 {
+		return out, nil
+	}
+	findings, err := db.catalogFindingCodes(ctx, out[0].Domain, out[len(out)-1].Domain)
 	if err != nil {
 		return nil, err
 	}
@@ -323,10 +410,10 @@ func (db *DB) Domains(ctx context.Context) ([]DomainRow, error) {
 	return out, nil
 }
 
-// catalogFindingCodes maps each domain to the sorted, distinct finding codes
-// of its catalogs.
-func (db *DB) catalogFindingCodes(ctx context.Context) (map[string][]string, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT domain, findings FROM catalogs`)
+// catalogFindingCodes maps each domain in [first, last] to the sorted,
+// distinct finding codes of its catalogs.
+func (db *DB) catalogFindingCodes(ctx context.Context, first, last string) (map[string][]string, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT domain, findings FROM catalogs WHERE domain >= ? AND domain <= ?`, first, last)
 	if err != nil {
 		return nil, fmt.Errorf("catalog findings: %w", err)
 	}

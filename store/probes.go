@@ -150,41 +150,128 @@ func (db *DB) latestDecisions(ctx context.Context) (map[string]ProbeDecision, er
 	return out, rows.Err()
 }
 
-// PendingRemote is a listed remote whose probe phase never finished: it has
-// no decision at all (its domain was crawled by a run stopped before the
-// probe phase), or its latest decision was to probe and that run stored no
-// probe of it.
-type PendingRemote struct {
-	Norm       string
-	CardKey    string
-	CardSHA256 string
-	RemoteJSON string // the remote object as declared
-	CardJSON   string // the card as parsed
+// DecidedInRun reports whether run already recorded a decision about the
+// endpoint, so a remote several domains list is decided once per run.
+func (db *DB) DecidedInRun(ctx context.Context, runID int64, remoteNorm string) (bool, error) {
+	var one int
+	err := db.sql.QueryRowContext(ctx, `SELECT 1 FROM probe_decisions WHERE run_id = ? AND remote_norm = ? LIMIT 1`,
+		runID, remoteNorm).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("decisions about %s: %w", remoteNorm, err)
+	}
+	return true, nil
 }
 
-// PendingProbes returns the remotes an interrupted run left undecided or
-// unprobed, so the next run finishes them even if their domains are fresh.
-func (db *DB) PendingProbes(ctx context.Context) ([]PendingRemote, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT r.url_norm, r.card_key, c.sha256, r.json, c.json
-		FROM remotes r JOIN cards c ON c.key = r.card_key
-		WHERE EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)
-		  AND (NOT EXISTS (SELECT 1 FROM probe_decisions d WHERE d.remote_norm = r.url_norm)
-		       OR EXISTS (SELECT 1 FROM probe_decisions d
-		                  WHERE d.remote_norm = r.url_norm AND d.decision = 'probe'
-		                    AND d.id = (SELECT MAX(d2.id) FROM probe_decisions d2 WHERE d2.remote_norm = r.url_norm)
-		                    AND NOT EXISTS (SELECT 1 FROM probes p WHERE p.remote_norm = r.url_norm AND p.run_id = d.run_id)))
-		ORDER BY r.url_norm`)
+// StillDeclared reports whether a card with hash cardSHA declares the
+// endpoint now (an active listing reaches it from such a card): the card a
+// probe was made against has not changed, whichever domain lists it.
+func (db *DB) StillDeclared(ctx context.Context, remoteNorm, cardSHA string) (bool, error) {
+	var one int
+	err := db.sql.QueryRowContext(ctx, `SELECT 1 FROM listings l JOIN cards c ON c.key = l.card_key
+		WHERE l.remote_norm = ? AND l.active = 1 AND c.sha256 = ? LIMIT 1`, remoteNorm, cardSHA).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("pending probes: %w", err)
+		return false, fmt.Errorf("cards declaring %s: %w", remoteNorm, err)
 	}
-	defer rows.Close()
-	var out []PendingRemote
-	for rows.Next() {
-		var p PendingRemote
-		if err := rows.Scan(&p.Norm, &p.CardKey, &p.CardSHA256, &p.RemoteJSON, &p.CardJSON); err != nil {
-			return nil, fmt.Errorf("pending probes: %w", err)
+	return true, nil
+}
+
+// PendingRemote is one declaration of a remote whose probe step never
+// finished: no decision was recorded about it since its domain's last
+// crawl (the run stopped between saving the domain and deciding), or its
+// latest decision was to probe and that run stored no probe of it. It
+// carries only what a probe needs: never the card itself, which may be
+// large and is shared by many remotes.
+type PendingRemote struct {
+	Norm        string
+	RemoteJSON  string // the remote object as declared
+	CardKey     string
+	CardSHA256  string
+	CardName    string
+	CardVersion string
+}
+
+// pendingPage is how many rows one PendingProbes query reads.
+const pendingPage = 500
+
+// pendingRemote is the SQL condition "remote l.remote_norm of domain d is
+// pending" (see PendingRemote).
+const pendingRemote = `(NOT EXISTS (SELECT 1 FROM probe_decisions pd
+		WHERE pd.remote_norm = l.remote_norm AND pd.run_id >= d.last_run_id)
+	OR EXISTS (SELECT 1 FROM probe_decisions pd
+		WHERE pd.remote_norm = l.remote_norm AND pd.decision = 'probe'
+		  AND pd.id = (SELECT MAX(d2.id) FROM probe_decisions d2 WHERE d2.remote_norm = l.remote_norm)
+		  AND NOT EXISTS (SELECT 1 FROM probes p WHERE p.remote_norm = l.remote_norm AND p.run_id = pd.run_id)))`
+
+// PendingProbes calls fn for each pending remote domain lists, ordered by
+// normalised URL and card key: one row per (remote, declaring card). It
+// reads a page at a time (keyset on those two columns), so a domain with
+// thousands of remotes costs one page of small rows at a time.
+func (db *DB) PendingProbes(ctx context.Context, domain string, fn func(PendingRemote) error) error {
+	type key struct{ norm, card string }
+	return eachPage(pendingPage, func(after key) ([]PendingRemote, error) {
+		page, err := collect(ctx, db.sql, func(rows *sql.Rows) (PendingRemote, error) {
+			var p PendingRemote
+			err := rows.Scan(&p.Norm, &p.RemoteJSON, &p.CardKey, &p.CardSHA256, &p.CardName, &p.CardVersion)
+			return p, err
+		}, `SELECT DISTINCT r.url_norm, r.json, c.key, c.sha256, c.name, c.version
+		FROM domains d
+		JOIN listings l ON l.domain = d.domain AND l.active = 1
+		JOIN remotes r ON r.url_norm = l.remote_norm
+		JOIN cards c ON c.key = l.card_key
+		WHERE d.domain = ? AND (l.remote_norm, l.card_key) > (?, ?)
+		  AND `+pendingRemote+`
+		ORDER BY r.url_norm, c.key LIMIT ?`, domain, after.norm, after.card, pendingPage)
+		if err != nil {
+			return nil, fmt.Errorf("pending probes of %s: %w", domain, err)
 		}
-		out = append(out, p)
+		return page, nil
+	}, func(p PendingRemote) key { return key{p.Norm, p.CardKey} }, fn)
+}
+
+// UnsettledRuns lists, oldest first, the runs that stopped without
+// finishing (interrupted, failed, abandoned) and whose leftovers no later
+// run has finished yet. A run that finished ("done") decided about every
+// remote of every domain it saved; one still running is its own business.
+func (db *DB) UnsettledRuns(ctx context.Context) ([]int64, error) {
+	ids, err := collect(ctx, db.sql, func(rows *sql.Rows) (int64, error) {
+		var id int64
+		err := rows.Scan(&id)
+		return id, err
+	}, `SELECT id FROM runs WHERE status NOT IN (?, ?) AND settled = 0 ORDER BY id`, RunRunning, RunDone)
+	if err != nil {
+		return nil, fmt.Errorf("stopped runs: %w", err)
 	}
-	return out, rows.Err()
+	return ids, nil
+}
+
+// SettleRun records that a stopped run's leftovers are finished.
+func (db *DB) SettleRun(ctx context.Context, runID int64) error {
+	if _, err := db.sql.ExecContext(ctx, `UPDATE runs SET settled = 1 WHERE id = ?`, runID); err != nil {
+		return fmt.Errorf("settle run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// PendingProbeDomains calls fn, in name order and a page at a time, for
+// each domain whose last crawl was by the stopped run runID and that lists
+// a pending remote (see PendingRemote): a run finishes what stopped runs
+// left, never what a concurrent run is still working on.
+func (db *DB) PendingProbeDomains(ctx context.Context, runID int64, fn func(domain string) error) error {
+	return eachPage(pendingPage, func(after string) ([]string, error) {
+		page, err := collect(ctx, db.sql, scanString, `SELECT d.domain FROM domains d
+			WHERE d.last_run_id = ? AND d.domain > ?
+			  AND EXISTS (SELECT 1 FROM listings l WHERE l.domain = d.domain AND l.active = 1 AND l.remote_norm <> ''
+			              AND `+pendingRemote+`)
+			ORDER BY d.domain LIMIT ?`, runID, after, pendingPage)
+		if err != nil {
+			return nil, fmt.Errorf("domains with pending probes: %w", err)
+		}
+		return page, nil
+	}, func(d string) string { return d }, fn)
 }

@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"time"
 )
 
 // ReconcileCard is a stored Server Card as reconciliation sees it: its key,
@@ -14,31 +18,40 @@ type ReconcileCard struct {
 	Domains []string // sorted
 }
 
-// ReconcileCards reads every card some domain lists now, with the domains
-// listing it. A card whose every listing is retired (the domain stopped
-// publishing it) is history, not a server, as in Servers.
-func (db *DB) ReconcileCards(ctx context.Context) ([]ReconcileCard, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT c.key, c.json FROM cards c
-		WHERE EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1) ORDER BY c.key`)
+// cardPage is how many cards EachListedCard reads per query: small, as a
+// card may be up to a megabyte.
+const cardPage = 64
+
+// EachListedCard calls fn, in key order, for every card some domain lists
+// now, with the domains listing it. A card whose every listing is retired
+// (the domain stopped publishing it) is history, not a server, as in
+// Servers. Cards are read a page at a time (keyset on the key), so memory
+// holds one page, whatever the number of cards.
+func (db *DB) EachListedCard(ctx context.Context, fn func(ReconcileCard) error) error {
+	return eachPage(cardPage, func(after string) ([]ReconcileCard, error) { return db.listedCardPage(ctx, after) },
+		func(c ReconcileCard) string { return c.Key }, fn)
+}
+
+func (db *DB) listedCardPage(ctx context.Context, after string) ([]ReconcileCard, error) {
+	cards, err := collect(ctx, db.sql, func(rows *sql.Rows) (ReconcileCard, error) {
+		var c ReconcileCard
+		err := rows.Scan(&c.Key, &c.JSON)
+		return c, err
+	}, `SELECT c.key, c.json FROM cards c
+		WHERE c.key > ? AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1)
+		ORDER BY c.key LIMIT ?`, after, cardPage)
 	if err != nil {
 		return nil, fmt.Errorf("read cards: %w", err)
 	}
-	var cards []ReconcileCard
-	index := map[string]int{}
-	for rows.Next() {
-		var c ReconcileCard
-		if err := rows.Scan(&c.Key, &c.JSON); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read cards: %w", err)
-		}
-		index[c.Key] = len(cards)
-		cards = append(cards, c)
+	if len(cards) == 0 {
+		return nil, nil
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read cards: %w", err)
+	index := make(map[string]int, len(cards))
+	for i, c := range cards {
+		index[c.Key] = i
 	}
-	rows, err = db.sql.QueryContext(ctx, `SELECT DISTINCT card_key, domain FROM listings WHERE active = 1 ORDER BY card_key, domain`)
+	rows, err := db.sql.QueryContext(ctx, `SELECT DISTINCT card_key, domain FROM listings
+		WHERE active = 1 AND card_key >= ? AND card_key <= ? ORDER BY card_key, domain`, cards[0].Key, cards[len(cards)-1].Key)
 	if err != nil {
 		return nil, fmt.Errorf("read listings: %w", err)
 	}
@@ -75,10 +88,92 @@ type ReconcileRow struct {
 	ComputedAt string
 }
 
-// ReplaceReconcile swaps the whole result set in one transaction, so readers
-// see either the old or the new reconciliation, never a mix.
-func (db *DB) ReplaceReconcile(ctx context.Context, rows []ReconcileRow) error {
-	tx, err := db.sql.BeginTx(ctx, nil)
+// ReconcileWriter stores one reconciliation as it is computed: rows go to
+// a staging table in batches, and Commit swaps them in as the whole result
+// in one short transaction, so readers see either the old or the new
+// reconciliation, never a mix, and the writer never holds all the rows.
+type ReconcileWriter struct {
+	db    *DB
+	token string
+	batch []ReconcileRow
+	err   error
+}
+
+// reconcileBatch is how many rows one staging transaction writes.
+const reconcileBatch = 500
+
+// staleStaging is how old staged rows must be before a new computation
+// deletes them as a crashed one's leftovers.
+const staleStaging = time.Hour
+
+// NewReconcileWriter starts storing a reconciliation.
+func (db *DB) NewReconcileWriter(ctx context.Context) (*ReconcileWriter, error) {
+	var tok [16]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return nil, fmt.Errorf("save reconciliation: %w", err)
+	}
+	// A computation killed before its swap leaves its rows staged.
+	if _, err := db.sql.ExecContext(ctx, `DELETE FROM reconcile_staging WHERE created_at < ?`,
+		ts(db.now().Add(-staleStaging))); err != nil {
+		return nil, fmt.Errorf("save reconciliation: %w", err)
+	}
+	return &ReconcileWriter{db: db, token: hex.EncodeToString(tok[:])}, nil
+}
+
+// Add queues a row, writing a batch to the staging table when one is full.
+func (w *ReconcileWriter) Add(ctx context.Context, r ReconcileRow) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.batch = append(w.batch, r)
+	if len(w.batch) >= reconcileBatch {
+		w.err = w.flush(ctx)
+	}
+	return w.err
+}
+
+func (w *ReconcileWriter) flush(ctx context.Context) error {
+	if len(w.batch) == 0 {
+		return nil
+	}
+	tx, err := w.db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("save reconciliation: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO reconcile_staging (token, created_at, kind, card_key, card_name,
+  source, name, version, status, basis, detail, diffs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("save reconciliation: %w", err)
+	}
+	defer stmt.Close()
+	now := w.db.Now()
+	for _, r := range w.batch {
+		if r.Diffs == "" {
+			r.Diffs = "[]"
+		}
+		if _, err := stmt.ExecContext(ctx, w.token, now, r.Kind, r.CardKey, r.CardName, r.Source, r.Name, r.Version,
+			r.Status, r.Basis, r.Detail, r.Diffs); err != nil {
+			return fmt.Errorf("save reconciliation: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("save reconciliation: %w", err)
+	}
+	w.batch = w.batch[:0]
+	return nil
+}
+
+// Commit writes what is queued and replaces the stored reconciliation with
+// this one, in one transaction.
+func (w *ReconcileWriter) Commit(ctx context.Context) error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.flush(ctx); err != nil {
+		return err
+	}
+	tx, err := w.db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("save reconciliation: %w", err)
 	}
@@ -86,24 +181,41 @@ func (db *DB) ReplaceReconcile(ctx context.Context, rows []ReconcileRow) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM reconcile_results`); err != nil {
 		return fmt.Errorf("save reconciliation: %w", err)
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO reconcile_results (kind, card_key, card_name, source, name,
-  version, status, basis, detail, diffs, computed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO reconcile_results (kind, card_key, card_name, source, name, version,
+  status, basis, detail, diffs, computed_at)
+SELECT kind, card_key, card_name, source, name, version, status, basis, detail, diffs, ?
+FROM reconcile_staging WHERE token = ? ORDER BY id`, w.db.Now(), w.token); err != nil {
 		return fmt.Errorf("save reconciliation: %w", err)
 	}
-	defer stmt.Close()
-	now := db.Now()
-	for _, r := range rows {
-		if r.Diffs == "" {
-			r.Diffs = "[]"
-		}
-		if _, err := stmt.ExecContext(ctx, r.Kind, r.CardKey, r.CardName, r.Source, r.Name, r.Version, r.Status, r.Basis,
-			r.Detail, r.Diffs, now); err != nil {
-			return fmt.Errorf("save reconciliation: %w", err)
-		}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM reconcile_staging WHERE token = ?`, w.token); err != nil {
+		return fmt.Errorf("save reconciliation: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("save reconciliation: %w", err)
+	}
+	return nil
+}
+
+// Abort drops what this writer staged; the stored reconciliation stays.
+func (w *ReconcileWriter) Abort(ctx context.Context) {
+	_, _ = w.db.sql.ExecContext(ctx, `DELETE FROM reconcile_staging WHERE token = ?`, w.token)
+}
+
+// ReplaceReconcile swaps the whole result set in one transaction.
+func (db *DB) ReplaceReconcile(ctx context.Context, rows []ReconcileRow) error {
+	w, err := db.NewReconcileWriter(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := w.Add(ctx, r); err != nil {
+			w.Abort(context.WithoutCancel(ctx))
+			return err
+		}
+	}
+	if err := w.Commit(ctx); err != nil {
+		w.Abort(context.WithoutCancel(ctx))
+		return err
 	}
 	return nil
 }
@@ -142,36 +254,27 @@ type NamespaceRow struct {
 	CheckedAt string
 }
 
+const upsertNamespace = `INSERT INTO namespaces (namespace, kind, domain, method, result, checked_at, swept_at)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (namespace) DO UPDATE SET kind = excluded.kind, domain = excluded.domain,
+  method = CASE WHEN excluded.checked_at = '' THEN namespaces.method ELSE excluded.method END,
+  result = CASE WHEN excluded.checked_at = '' THEN namespaces.result ELSE excluded.result END,
+  checked_at = CASE WHEN excluded.checked_at = '' THEN namespaces.checked_at ELSE excluded.checked_at END,
+  swept_at = CASE WHEN excluded.swept_at > namespaces.swept_at THEN excluded.swept_at ELSE namespaces.swept_at END`
+
 // SaveNamespaces upserts namespace rows. A row with CheckedAt "" (only
 // classified, not checked) never overwrites an earlier check's outcome.
 func (db *DB) SaveNamespaces(ctx context.Context, rows []NamespaceRow) error {
-	return db.saveNamespaces(ctx, rows, false)
+	return db.saveNamespaces(ctx, rows, db.Now())
 }
 
-// ReplaceNamespaces saves rows as SaveNamespaces does and, in the same
-// transaction, removes every other namespace: one no card a domain lists
-// and no Registry entry names any more is not a namespace to show.
-func (db *DB) ReplaceNamespaces(ctx context.Context, rows []NamespaceRow) error {
-	return db.saveNamespaces(ctx, rows, true)
-}
-
-func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, replace bool) error {
+func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, sweep string) error {
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("save namespaces: %w", err)
 	}
 	defer tx.Rollback()
-	if replace {
-		if err := deleteOtherNamespaces(ctx, tx, rows); err != nil {
-			return fmt.Errorf("save namespaces: %w", err)
-		}
-	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO namespaces (namespace, kind, domain, method, result, checked_at)
-VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (namespace) DO UPDATE SET kind = excluded.kind, domain = excluded.domain,
-  method = CASE WHEN excluded.checked_at = '' THEN namespaces.method ELSE excluded.method END,
-  result = CASE WHEN excluded.checked_at = '' THEN namespaces.result ELSE excluded.result END,
-  checked_at = CASE WHEN excluded.checked_at = '' THEN namespaces.checked_at ELSE excluded.checked_at END`)
+	stmt, err := tx.PrepareContext(ctx, upsertNamespace)
 	if err != nil {
 		return fmt.Errorf("save namespaces: %w", err)
 	}
@@ -180,7 +283,7 @@ ON CONFLICT (namespace) DO UPDATE SET kind = excluded.kind, domain = excluded.do
 		if r.Result == "" {
 			r.Result = "{}"
 		}
-		if _, err := stmt.ExecContext(ctx, r.Namespace, r.Kind, r.Domain, r.Method, r.Result, r.CheckedAt); err != nil {
+		if _, err := stmt.ExecContext(ctx, r.Namespace, r.Kind, r.Domain, r.Method, r.Result, r.CheckedAt, sweep); err != nil {
 			return fmt.Errorf("save namespace %s: %w", r.Namespace, err)
 		}
 	}
@@ -190,38 +293,149 @@ ON CONFLICT (namespace) DO UPDATE SET kind = excluded.kind, domain = excluded.do
 	return nil
 }
 
-// deleteOtherNamespaces removes the stored namespaces rows does not name.
-// Usually few go at a time, so they are found in Go and deleted one by one.
-func deleteOtherNamespaces(ctx context.Context, tx *sql.Tx, rows []NamespaceRow) error {
-	keep := make(map[string]bool, len(rows))
-	for _, r := range rows {
-		keep[r.Namespace] = true
-	}
-	stored, err := tx.QueryContext(ctx, `SELECT namespace FROM namespaces`)
-	if err != nil {
-		return err
-	}
-	var gone []string
-	for stored.Next() {
-		var ns string
-		if err := stored.Scan(&ns); err != nil {
-			stored.Close()
-			return err
-		}
-		if !keep[ns] {
-			gone = append(gone, ns)
-		}
-	}
-	stored.Close()
-	if err := stored.Err(); err != nil {
-		return err
-	}
-	for _, ns := range gone {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM namespaces WHERE namespace = ?`, ns); err != nil {
-			return err
-		}
+// NamespaceSweep replaces the namespace list without holding it: rows are
+// saved in batches as they are computed, each stamped with the sweep's
+// start, and Finish removes the rows this sweep did not name. Rows are
+// independent, so a reader between batches sees each one whole; two sweeps
+// at once keep every row the later one names (a row keeps its latest stamp).
+type NamespaceSweep struct {
+	db    *DB
+	start string
+}
+
+// StartNamespaceSweep begins replacing the namespace list.
+func (db *DB) StartNamespaceSweep() *NamespaceSweep {
+	return &NamespaceSweep{db: db, start: db.Now()}
+}
+
+// Save upserts a batch as SaveNamespaces does.
+func (s *NamespaceSweep) Save(ctx context.Context, rows []NamespaceRow) error {
+	return s.db.saveNamespaces(ctx, rows, s.start)
+}
+
+// Finish removes every namespace no batch of this sweep (or of a later
+// one) named: one no card a domain lists and no Registry entry names any
+// more is not a namespace to show. Call it only after a complete pass.
+func (s *NamespaceSweep) Finish(ctx context.Context) error {
+	if _, err := s.db.sql.ExecContext(ctx, `DELETE FROM namespaces WHERE swept_at < ?`, s.start); err != nil {
+		return fmt.Errorf("remove namespaces no longer named: %w", err)
 	}
 	return nil
+}
+
+// Namespace returns one stored namespace row, ok=false when there is none.
+func (db *DB) Namespace(ctx context.Context, name string) (r NamespaceRow, ok bool, err error) {
+	err = db.sql.QueryRowContext(ctx, `SELECT namespace, kind, domain, method, result, checked_at FROM namespaces
+		WHERE namespace = ?`, name).Scan(&r.Namespace, &r.Kind, &r.Domain, &r.Method, &r.Result, &r.CheckedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("read namespace %s: %w", name, err)
+	}
+	return r, true, nil
+}
+
+// NamedDoc is a server name and the JSON document that names it: a card
+// some domain lists now, or a latest Registry entry.
+type NamedDoc struct {
+	Name string
+	JSON string
+}
+
+// EachNamedDoc calls fn for every listed card and every latest Registry
+// entry, merged in byte order of their names, a page of each at a time: the
+// names of one namespace ("ns/…") come out adjacent, so a caller can
+// collect namespaces one at a time. (A PostgreSQL dialect must sort these
+// columns COLLATE "C" to keep that order.)
+func (db *DB) EachNamedDoc(ctx context.Context, fn func(NamedDoc) error) error {
+	cards := &docStream{next: func(after docKey) ([]namedRow, error) {
+		return db.namedPage(ctx, `SELECT c.name, c.key, '', c.json FROM cards c
+			WHERE (c.name, c.key) > (?, ?)
+			  AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1)
+			ORDER BY c.name, c.key LIMIT ?`, after.name, after.key, cardPage)
+	}}
+	entries := &docStream{next: func(after docKey) ([]namedRow, error) {
+		return db.namedPage(ctx, `SELECT name, source, version, server_json FROM registry_entries
+			WHERE is_latest = 1 AND (name, source, version) > (?, ?, ?)
+			ORDER BY name, source, version LIMIT ?`, after.name, after.key, after.version, registryPage)
+	}}
+	for {
+		a, err := cards.peek()
+		if err != nil {
+			return err
+		}
+		b, err := entries.peek()
+		if err != nil {
+			return err
+		}
+		var s *docStream
+		switch {
+		case a == nil && b == nil:
+			return nil
+		case b == nil || (a != nil && a.name <= b.name):
+			s = cards
+		default:
+			s = entries
+		}
+		r := s.pop()
+		if err := fn(NamedDoc{Name: r.name, JSON: r.json}); err != nil {
+			return err
+		}
+	}
+}
+
+// docKey is a row's place in its stream: name, then the card key or the
+// entry's source and version.
+type docKey struct{ name, key, version string }
+
+type namedRow struct {
+	docKey
+	json string
+}
+
+// docStream is one keyset-paged query read a page at a time.
+type docStream struct {
+	next func(after docKey) ([]namedRow, error)
+	page []namedRow
+	last docKey
+	done bool
+}
+
+func (s *docStream) peek() (*namedRow, error) {
+	if len(s.page) == 0 && !s.done {
+		page, err := s.next(s.last)
+		if err != nil {
+			return nil, err
+		}
+		if len(page) == 0 {
+			s.done = true
+		} else {
+			s.page, s.last = page, page[len(page)-1].docKey
+		}
+	}
+	if len(s.page) == 0 {
+		return nil, nil
+	}
+	return &s.page[0], nil
+}
+
+func (s *docStream) pop() namedRow {
+	r := s.page[0]
+	s.page = s.page[1:]
+	return r
+}
+
+func (db *DB) namedPage(ctx context.Context, query string, args ...any) ([]namedRow, error) {
+	out, err := collect(ctx, db.sql, func(rows *sql.Rows) (namedRow, error) {
+		var r namedRow
+		err := rows.Scan(&r.name, &r.key, &r.version, &r.json)
+		return r, err
+	}, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read names: %w", err)
+	}
+	return out, nil
 }
 
 // Namespaces returns every stored namespace row, by name.

@@ -2,18 +2,23 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
-// TestReconcileCardsOnlyActiveListings: a card no domain lists any more,
+// TestListedCardsOnlyActiveListings: a card no domain lists any more,
 // and a domain that stopped listing a card, take no part in reconciliation
 // (as they take no part in 'servers').
-func TestReconcileCardsOnlyActiveListings(t *testing.T) {
+func TestListedCardsOnlyActiveListings(t *testing.T) {
 	db := open(t, filepath.Join(t.TempDir(), "r.db"), nil)
 	for _, q := range []string{
 		`INSERT INTO cards (key, sha256, grade, json, first_seen, last_seen, changed_at) VALUES
@@ -28,8 +33,11 @@ func TestReconcileCardsOnlyActiveListings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := db.ReconcileCards(context.Background())
-	if err != nil {
+	var got []store.ReconcileCard
+	if err := db.EachListedCard(context.Background(), func(c store.ReconcileCard) error {
+		got = append(got, c)
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	want := []store.ReconcileCard{{Key: "https://a.example/card", JSON: `{"name":"com.example/a"}`, Domains: []string{"a.example"}}}
@@ -38,8 +46,10 @@ func TestReconcileCardsOnlyActiveListings(t *testing.T) {
 	}
 }
 
-func TestReplaceNamespacesRemovesTheRest(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), "n.db"), nil)
+func TestNamespaceSweepRemovesTheRest(t *testing.T) {
+	var clock time.Time
+	tick := func() time.Time { clock = clock.Add(time.Second); return clock }
+	db := open(t, filepath.Join(t.TempDir(), "n.db"), tick)
 	ctx := context.Background()
 	if err := db.SaveNamespaces(ctx, []store.NamespaceRow{
 		{Namespace: "com.example", Kind: "domain", Domain: "example.com", Method: "dns", Result: `{"method":"dns"}`, CheckedAt: "t1"},
@@ -48,11 +58,18 @@ func TestReplaceNamespacesRemovesTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	// com.example is still named (only classified this time), org.example
-	// is not: its row goes, com.example keeps its earlier outcome.
-	if err := db.ReplaceNamespaces(ctx, []store.NamespaceRow{
-		{Namespace: "com.example", Kind: "domain", Domain: "example.com"},
-		{Namespace: "io.github.octo", Kind: "github", Method: "github", CheckedAt: "t2"},
-	}); err != nil {
+	// is not: its row goes, com.example keeps its earlier outcome. The
+	// sweep saves in two batches.
+	sweep := db.StartNamespaceSweep()
+	for _, batch := range [][]store.NamespaceRow{
+		{{Namespace: "com.example", Kind: "domain", Domain: "example.com"}},
+		{{Namespace: "io.github.octo", Kind: "github", Method: "github", CheckedAt: "t2"}},
+	} {
+		if err := sweep.Save(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sweep.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
 	got, err := db.Namespaces(ctx)
@@ -65,5 +82,53 @@ func TestReplaceNamespacesRemovesTheRest(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("namespaces (-want +got):\n%s", diff)
+	}
+}
+
+// TestEachNamedDocMergesInNameOrder: listed cards and latest Registry
+// entries come out as one stream in byte order of their names, across
+// pages of both, so one namespace's names are adjacent.
+func TestEachNamedDocMergesInNameOrder(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "n.db"), nil)
+	ctx := context.Background()
+	var want []string
+	var entries []store.RegistryEntry
+	for i := range 300 {
+		card := fmt.Sprintf("com.example.n%03d/card", i)
+		key := "https://c" + strconv.Itoa(i) + ".example/card"
+		if _, err := db.SQL().Exec(`INSERT INTO cards (key, sha256, name, grade, json, first_seen, last_seen, changed_at)
+			VALUES (?, 'x', ?, 'conformant', ?, 'now', 'now', 'now')`, key, card, `{"name":"`+card+`"}`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SQL().Exec(`INSERT INTO listings (domain, catalog_url, identifier, card_key, remote_norm, active, first_seen, last_seen)
+			VALUES ('d.example', 'c', ?, ?, '', ?, 'now', 'now')`, key, key, i%10 != 0); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 != 0 {
+			want = append(want, card)
+		}
+		entry := fmt.Sprintf("com.example.n%03d/entry", i)
+		if i%2 == 0 {
+			entry = fmt.Sprintf("com.example.n%03d.sub/entry", i)
+		}
+		entries = append(entries, store.RegistryEntry{Name: entry, Version: "1", ReportedLatest: true, ServerJSON: `{"name":"` + entry + `"}`})
+		want = append(want, entry)
+	}
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: "https://registry.example", Entries: entries}); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(want)
+	var got []string
+	if err := db.EachNamedDoc(ctx, func(d store.NamedDoc) error {
+		if !strings.Contains(d.JSON, d.Name) {
+			t.Errorf("document %s does not go with name %s", d.JSON, d.Name)
+		}
+		got = append(got, d.Name)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
 	}
 }

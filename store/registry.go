@@ -265,11 +265,20 @@ type RegistryFilter struct {
 	LatestOnly bool
 }
 
+const registryColumns = `source, name, version, status, status_message, status_changed_at, published_at, updated_at,
+  reported_latest, is_latest, schema, server_json, meta, findings, first_seen, last_seen, changed_at`
+
+func scanRegistryEntry(rows *sql.Rows) (RegistryEntry, error) {
+	var e RegistryEntry
+	err := rows.Scan(&e.Source, &e.Name, &e.Version, &e.Status, &e.StatusMessage, &e.StatusChangedAt,
+		&e.PublishedAt, &e.UpdatedAt, &e.ReportedLatest, &e.IsLatest, &e.Schema, &e.ServerJSON, &e.Meta,
+		&e.Findings, &e.FirstSeen, &e.LastSeen, &e.ChangedAt)
+	return e, err
+}
+
 // RegistryEntries returns stored entries ordered by source, name, version.
 func (db *DB) RegistryEntries(ctx context.Context, f RegistryFilter) ([]RegistryEntry, error) {
-	q := `SELECT source, name, version, status, status_message, status_changed_at, published_at, updated_at,
-  reported_latest, is_latest, schema, server_json, meta, findings, first_seen, last_seen, changed_at
-  FROM registry_entries WHERE 1 = 1`
+	q := `SELECT ` + registryColumns + ` FROM registry_entries WHERE 1 = 1`
 	var args []any
 	if f.Source != "" {
 		q += ` AND source = ?`
@@ -283,25 +292,30 @@ func (db *DB) RegistryEntries(ctx context.Context, f RegistryFilter) ([]Registry
 		q += ` AND is_latest = 1`
 	}
 	q += ` ORDER BY source, name, version`
-	rows, err := db.sql.QueryContext(ctx, q, args...)
+	out, err := collect(ctx, db.sql, scanRegistryEntry, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list registry entries: %w", err)
 	}
-	defer rows.Close()
-	var out []RegistryEntry
-	for rows.Next() {
-		var e RegistryEntry
-		if err := rows.Scan(&e.Source, &e.Name, &e.Version, &e.Status, &e.StatusMessage, &e.StatusChangedAt,
-			&e.PublishedAt, &e.UpdatedAt, &e.ReportedLatest, &e.IsLatest, &e.Schema, &e.ServerJSON, &e.Meta,
-			&e.Findings, &e.FirstSeen, &e.LastSeen, &e.ChangedAt); err != nil {
+	return out, nil
+}
+
+// registryPage is how many entries EachLatestRegistryEntry reads per query.
+const registryPage = 200
+
+// EachLatestRegistryEntry calls fn for the latest version of every server
+// of every registry, ordered by source and name, a page at a time (keyset
+// on the latest index), so no caller needs every entry's JSON at once.
+func (db *DB) EachLatestRegistryEntry(ctx context.Context, fn func(RegistryEntry) error) error {
+	type key struct{ source, name, version string } // "" sorts before every stored source
+	return eachPage(registryPage, func(after key) ([]RegistryEntry, error) {
+		page, err := collect(ctx, db.sql, scanRegistryEntry, `SELECT `+registryColumns+`
+  FROM registry_entries WHERE is_latest = 1 AND (source, name, version) > (?, ?, ?)
+  ORDER BY source, name, version LIMIT ?`, after.source, after.name, after.version, registryPage)
+		if err != nil {
 			return nil, fmt.Errorf("list registry entries: %w", err)
 		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list registry entries: %w", err)
-	}
-	return out, nil
+		return page, nil
+	}, func(e RegistryEntry) key { return key{e.Source, e.Name, e.Version} }, fn)
 }
 
 // CountRegistryEntries counts stored versions for source ("" for all).

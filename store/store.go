@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -31,9 +32,10 @@ var migrations embed.FS
 
 // DB is an open cardcrawl database.
 type DB struct {
-	sql *sql.DB
-	log *slog.Logger
-	now func() time.Time
+	sql      *sql.DB
+	log      *slog.Logger
+	now      func() time.Time
+	readOnly bool
 }
 
 // Options configure Open.
@@ -41,11 +43,31 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; tests inject one. Defaults to time.Now.
 	Now func() time.Time
+	// ReadOnly opens the file for reading only (SQLite's mode=ro): no
+	// migrations, no journal-mode switch, no writes, so read commands work
+	// on a file they may not write and never change one. The database must
+	// exist and be up to date.
+	ReadOnly bool
 }
 
-// Open opens (creating if needed) the SQLite database at path and applies any
-// pending migrations. WAL mode and a busy timeout make concurrent readers and
-// a crash at any moment safe: every write is its own short transaction.
+// Errors Open returns for a file it will not use; callers tell the user
+// what to do rather than fail as if the run broke.
+var (
+	// ErrNotCardcrawl: the file is not a SQLite database, or is one that
+	// holds someone else's tables. Open changes nothing in it.
+	ErrNotCardcrawl = errors.New("not a cardcrawl database")
+	// ErrNeedsMigration: a read-only open found migrations not yet applied;
+	// a write command applies them.
+	ErrNeedsMigration = errors.New("database needs upgrading")
+	// ErrNewerSchema: the database was migrated by a newer cardcrawl.
+	ErrNewerSchema = errors.New("database is from a newer cardcrawl")
+)
+
+// Open opens the SQLite database at path, creating it unless ReadOnly, and
+// applies any pending migrations. WAL mode and a busy timeout make
+// concurrent readers and a crash at any moment safe: every write is its own
+// short transaction. A file that is not cardcrawl's is refused
+// (ErrNotCardcrawl) before anything is written to it.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -53,7 +75,12 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	// The journal mode is not in the DSN: it would be switched on the
+	// first connection, before Open has looked at whose file this is.
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	if opts.ReadOnly {
+		dsn = "file:" + path + "?mode=ro&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+	}
 	sdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -62,16 +89,173 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// the busy-retry logic out of the hot path. Readers share it, which is fine
 	// at the scale of a crawl.
 	sdb.SetMaxOpenConns(1)
-	if err := sdb.PingContext(ctx); err != nil {
-		sdb.Close()
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
-	db := &DB{sql: sdb, log: opts.Logger, now: opts.Now}
-	if err := db.migrate(ctx); err != nil {
+	db := &DB{sql: sdb, log: opts.Logger, now: opts.Now, readOnly: opts.ReadOnly}
+	if err := db.prepare(ctx, path); err != nil {
 		sdb.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// prepare checks the file is cardcrawl's and, unless read-only, switches
+// it to WAL and migrates it.
+func (db *DB) prepare(ctx context.Context, path string) error {
+	owned, err := db.owned(ctx, db.sql)
+	if err != nil {
+		if isNotADatabase(err) {
+			return fmt.Errorf("%s: %w (not an SQLite file)", path, ErrNotCardcrawl)
+		}
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
+	if !owned {
+		return fmt.Errorf("%s: %w (it holds other tables; cardcrawl leaves it untouched)", path, ErrNotCardcrawl)
+	}
+	if db.readOnly {
+		return db.checkCurrent(ctx, path)
+	}
+	if err := db.setWAL(ctx); err != nil {
+		return fmt.Errorf("open database %s: set WAL mode: %w", path, err)
+	}
+	return db.migrate(ctx, path)
+}
+
+// setWAL switches the file to WAL once. The switch needs the file to
+// itself, and SQLite reports a collision (another process opening the same
+// fresh file) as SQLITE_BUSY at once, without waiting out busy_timeout, so
+// it is retried here for as long as busy_timeout would have waited.
+func (db *DB) setWAL(ctx context.Context) error {
+	deadline := time.Now().Add(10 * time.Second)
+	wait := 5 * time.Millisecond
+	for {
+		var mode string
+		err := db.sql.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode)
+		if err == nil && strings.EqualFold(mode, "wal") {
+			return nil
+		}
+		if err == nil {
+			err = db.sql.QueryRowContext(ctx, `PRAGMA journal_mode=WAL`).Scan(&mode)
+		}
+		if err == nil && strings.EqualFold(mode, "wal") {
+			return nil
+		}
+		if err == nil {
+			return fmt.Errorf("journal mode stays %s", mode)
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
+}
+
+func isBusy(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "SQLITE_BUSY") || strings.Contains(s, "database is locked")
+}
+
+// querier is what owned needs: the handle, or a transaction on it.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// owned reports whether the file is empty or holds cardcrawl's schema
+// (schema_migrations). It only reads.
+func (db *DB) owned(ctx context.Context, q querier) (bool, error) {
+	var tables, ours int
+	err := q.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'),
+		(SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations')`).Scan(&tables, &ours)
+	if err != nil {
+		return false, err
+	}
+	return tables == 0 || ours == 1, nil
+}
+
+// isNotADatabase recognises SQLite's answer for a file that is not one
+// (SQLITE_NOTADB), which the driver reports only as text.
+func isNotADatabase(err error) bool {
+	return strings.Contains(err.Error(), "file is not a database")
+}
+
+// migrationVersions lists the embedded migrations in the order they apply.
+func migrationVersions() ([]string, error) {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("list migrations: %w", err)
+	}
+	sort.Strings(names)
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strings.TrimSuffix(strings.TrimPrefix(n, "migrations/"), ".sql")
+	}
+	return out, nil
+}
+
+// appliedVersions reads schema_migrations; a database without the table
+// has none applied.
+func appliedVersions(ctx context.Context, q interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return map[string]bool{}, nil
+		}
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out[v] = true
+	}
+	return out, rows.Err()
+}
+
+// pending compares what is applied with what this build knows: migrations
+// still to apply, or ErrNewerSchema when the file has one this build lacks.
+func pending(applied map[string]bool, path string) ([]string, error) {
+	known, err := migrationVersions()
+	if err != nil {
+		return nil, err
+	}
+	var todo []string
+	for _, v := range known {
+		if !applied[v] {
+			todo = append(todo, v)
+		}
+	}
+	for v := range applied {
+		if !slices.Contains(known, v) {
+			return nil, fmt.Errorf("%s: %w (migration %s is unknown to this build; upgrade cardcrawl)", path, ErrNewerSchema, v)
+		}
+	}
+	return todo, nil
+}
+
+// checkCurrent is the read-only open's check: every migration applied.
+func (db *DB) checkCurrent(ctx context.Context, path string) error {
+	applied, err := appliedVersions(ctx, db.sql)
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
+	todo, err := pending(applied, path)
+	if err != nil {
+		return err
+	}
+	if len(todo) > 0 {
+		return fmt.Errorf("%s: %w (%d migration(s) pending; run a write command such as 'cardcrawl crawl' on it first)",
+			path, ErrNeedsMigration, len(todo))
+	}
+	return nil
 }
 
 // Close closes the database.
@@ -93,48 +277,53 @@ const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 // migrate applies every embedded migration not yet recorded, in file-name
-// order, each in its own transaction.
-func (db *DB) migrate(ctx context.Context) error {
-	if _, err := db.sql.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+// order, all in one immediate transaction: the write lock is taken first
+// and the applied set read after it, so two processes opening a fresh file
+// at once serialise here, and the second finds nothing left to do.
+func (db *DB) migrate(ctx context.Context, path string) error {
+	tx, err := db.sql.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock in the DSN)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", path, err)
+	}
+	defer tx.Rollback()
+	// Checked again under the lock: another process may have created
+	// tables since prepare looked.
+	if owned, err := db.owned(ctx, tx); err != nil {
+		return fmt.Errorf("migrate %s: %w", path, err)
+	} else if !owned {
+		return fmt.Errorf("%s: %w (it holds other tables; cardcrawl leaves it untouched)", path, ErrNotCardcrawl)
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version TEXT PRIMARY KEY,
 		applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	applied, err := appliedVersions(ctx, tx)
 	if err != nil {
-		return fmt.Errorf("list migrations: %w", err)
+		return fmt.Errorf("migrate %s: %w", path, err)
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		version := strings.TrimSuffix(strings.TrimPrefix(name, "migrations/"), ".sql")
-		var one int
-		err := db.sql.QueryRowContext(ctx, `SELECT 1 FROM schema_migrations WHERE version = ?`, version).Scan(&one)
-		if err == nil {
-			continue
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("check migration %s: %w", version, err)
-		}
-		body, err := migrations.ReadFile(name)
+	todo, err := pending(applied, path)
+	if err != nil {
+		return err
+	}
+	if len(todo) == 0 {
+		return nil // the read transaction ends with the rollback
+	}
+	for _, version := range todo {
+		body, err := migrations.ReadFile("migrations/" + version + ".sql")
 		if err != nil {
 			return fmt.Errorf("read migration %s: %w", version, err)
 		}
-		tx, err := db.sql.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("apply migration %s: %w", version, err)
-		}
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-			tx.Rollback()
 			return fmt.Errorf("apply migration %s: %w", version, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, version, db.Now()); err != nil {
-			tx.Rollback()
 			return fmt.Errorf("record migration %s: %w", version, err)
 		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("commit migration %s: %w", version, err)
-		}
-		db.log.Debug("applied migration", "version", version)
+		db.log.Debug("applying migration", "version", version)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit migrations: %w", err)
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ func TestOpenTwiceKeepsData(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
 	ctx := context.Background()
 	db := open(t, path, nil)
-	if _, _, err := db.Enqueue(ctx, []string{"example.com"}, store.EnqueueOptions{}); err != nil {
+	if _, err := db.Enqueue(ctx, []string{"example.com"}, store.EnqueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -47,12 +47,12 @@ func TestEnqueueFreshness(t *testing.T) {
 	db := open(t, filepath.Join(t.TempDir(), "x.db"), clock)
 	ctx := context.Background()
 	all := []string{"a.example", "b.example", "c.example"}
-	due, fresh, err := db.Enqueue(ctx, all, store.EnqueueOptions{})
+	got, err := db.Enqueue(ctx, all, store.EnqueueOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(all, due); diff != "" || len(fresh) != 0 {
-		t.Fatalf("first enqueue: due diff %s, fresh %v", diff, fresh)
+	if diff := cmp.Diff(all, got.Due); diff != "" || got.Fresh != 0 {
+		t.Fatalf("first enqueue: due diff %s, fresh %d", diff, got.Fresh)
 	}
 	// a: fresh for an hour; b: due already; c: left pending (interrupted).
 	for d, next := range map[string]time.Time{"a.example": now.Add(time.Hour), "b.example": now.Add(-time.Minute)} {
@@ -61,22 +61,50 @@ func TestEnqueueFreshness(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	due, fresh, err = db.Enqueue(ctx, all, store.EnqueueOptions{})
+	got, err = db.Enqueue(ctx, all, store.EnqueueOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"b.example", "c.example"}, due); diff != "" {
+	if diff := cmp.Diff([]string{"b.example", "c.example"}, got.Due); diff != "" {
 		t.Errorf("due (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"a.example"}, fresh); diff != "" {
-		t.Errorf("fresh (-want +got):\n%s", diff)
+	if got.Fresh != 1 {
+		t.Errorf("fresh = %d, want 1 (a.example)", got.Fresh)
 	}
-	due, _, err = db.Enqueue(ctx, all, store.EnqueueOptions{Force: true})
+	got, err = db.Enqueue(ctx, all, store.EnqueueOptions{Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(all, due); diff != "" {
+	if diff := cmp.Diff(all, got.Due); diff != "" {
 		t.Errorf("forced due (-want +got):\n%s", diff)
+	}
+}
+
+// TestEnqueueDuplicatesPerRun: a run that is handed a name twice (in two
+// batches) crawls it once; another run takes it on again.
+func TestEnqueueDuplicatesPerRun(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "x.db"), nil)
+	ctx := context.Background()
+	first, err := db.Enqueue(ctx, []string{"a.example", "b.example"}, store.EnqueueOptions{RunID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := db.Enqueue(ctx, []string{"b.example", "c.example", "c.example"}, store.EnqueueOptions{RunID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a.example", "b.example"}, first.Due); diff != "" {
+		t.Errorf("first batch due (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(store.Enqueued{Due: []string{"c.example"}, Duplicates: 2}, again); diff != "" {
+		t.Errorf("second batch (-want +got):\n%s", diff)
+	}
+	next, err := db.Enqueue(ctx, []string{"b.example"}, store.EnqueueOptions{RunID: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(store.Enqueued{Due: []string{"b.example"}}, next); diff != "" {
+		t.Errorf("another run (-want +got):\n%s", diff)
 	}
 }
 
@@ -109,7 +137,7 @@ func endpoints(t *testing.T, db *store.DB) []string {
 func TestSaveDomainIsIdempotentAndRetiresListings(t *testing.T) {
 	db := open(t, filepath.Join(t.TempDir(), "x.db"), nil)
 	ctx := context.Background()
-	if _, _, err := db.Enqueue(ctx, []string{"a.example"}, store.EnqueueOptions{}); err != nil {
+	if _, err := db.Enqueue(ctx, []string{"a.example"}, store.EnqueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r := result("a.example", "https://one.example/mcp", "https://two.example/mcp")

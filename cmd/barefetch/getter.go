@@ -156,41 +156,41 @@ func (g *netGetter) get(ctx context.Context, rawURL, accept string) ([]byte, str
 	// The same URL rules the crawl applies before any request, so both
 	// clients are asked for the same GETs.
 	if err := fetch.CheckURL(rawURL); err != nil {
-		return nil, "", fetch.Class(err, 0)
+		return nil, "", string(fetch.Class(err, 0))
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, "", fetch.Class(fmt.Errorf("%w: %v", fetch.ErrInvalidURL, err), 0)
+		return nil, "", string(fetch.Class(fmt.Errorf("%w: %v", fetch.ErrInvalidURL, err), 0))
 	}
 	release, err := g.acquire(ctx, strings.ToLower(u.Hostname()))
 	if err != nil {
-		return nil, "", fetch.Class(err, 0)
+		return nil, "", string(fetch.Class(err, 0))
 	}
 	defer release()
 	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return nil, "", fetch.Class(fmt.Errorf("%w: %v", fetch.ErrInvalidURL, err), 0)
+		return nil, "", string(fetch.Class(fmt.Errorf("%w: %v", fetch.ErrInvalidURL, err), 0))
 	}
 	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", g.userAgent)
 	resp, err := g.hc.Do(req)
 	if err != nil {
-		return nil, "", fetch.Class(err, 0)
+		return nil, "", string(fetch.Class(err, 0))
 	}
 	defer resp.Body.Close()
 	final := resp.Request.URL.String()
 	if class := fetch.Class(nil, resp.StatusCode); class != "" {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		return nil, final, class
+		return nil, final, string(class)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, min(g.maxBody, math.MaxInt64-1)+1))
 	switch {
 	case err != nil:
-		return nil, final, fetch.Class(err, 0)
+		return nil, final, string(fetch.Class(err, 0))
 	case int64(len(body)) > g.maxBody:
-		return nil, final, fetch.ClassTooLarge
+		return nil, final, string(fetch.ClassTooLarge)
 	}
 	return body, final, ""
 }

@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/discover"
@@ -30,6 +31,10 @@ type crawlFlags struct {
 	legacyPaths   bool
 	maxDepth      int
 	maxEntries    int
+	maxCards      int
+	maxCatalogs   int
+	maxRemotes    int
+	maxProbes     int
 	probeMode     string
 	probeMaxAge   time.Duration
 	domainTimeout time.Duration
@@ -45,8 +50,12 @@ func (c *crawlFlags) register(fs interface {
 	fs.BoolVar(&c.followLinks, "follow-links", false, "when the well-known catalog is missing, read the home page's rel=\"ai-catalog\" links (HTML and Link header)")
 	fs.BoolVar(&c.legacyPaths, "legacy-paths", false, "also try /.well-known/mcp/server-card.json, /.well-known/mcp.json and /.well-known/mcp/catalog.json (recorded as non-standard)")
 	fs.IntVar(&c.maxDepth, "max-depth", 4, "maximum nesting depth of catalogs (0: do not follow nested catalogs)")
-	fs.DurationVar(&c.domainTimeout, "domain-timeout", 10*time.Minute, "time limit for one domain, all its fetches together (what is not read keeps its earlier listings)")
+	fs.DurationVar(&c.domainTimeout, "domain-timeout", 2*time.Minute, "time limit for one domain, its fetches and its probes together (what is not read keeps its earlier listings)")
 	fs.IntVar(&c.maxEntries, "max-entries", 1000, "entries read from one catalog document (the rest are recorded as truncated)")
+	fs.IntVar(&c.maxCards, "max-cards", 200, "cards read for one domain, inline and fetched (the rest: a cards_truncated finding)")
+	fs.IntVar(&c.maxCatalogs, "max-catalogs", 50, "catalogs read for one domain, the root and nested ones, inline or fetched (the rest: a catalogs_truncated finding)")
+	fs.IntVar(&c.maxRemotes, "max-remotes", 32, "remotes kept from one card (the rest are not stored: a remotes_truncated finding)")
+	fs.IntVar(&c.maxProbes, "max-probes", 16, "MCP probes one domain may cause per run (the rest are skipped as probe_cap, and probed on a later crawl)")
 	fs.StringVar(&c.probeMode, "probe", "auto", "MCP probe: auto (when a card warrants it), always, or never")
 	fs.DurationVar(&c.probeMaxAge, "probe-max-age", 24*time.Hour, "an endpoint probed more recently than this is not probed again unless its card changed")
 }
@@ -63,6 +72,8 @@ func (c *crawlFlags) validate() error {
 		return usagef("--max-depth must be 0 (no nested catalogs) or more")
 	case c.maxEntries < 1:
 		return usagef("--max-entries must be at least 1")
+	case c.maxCards < 1, c.maxCatalogs < 1, c.maxRemotes < 1, c.maxProbes < 1:
+		return usagef("--max-cards, --max-catalogs, --max-remotes and --max-probes must be at least 1")
 	case c.domainTimeout <= 0:
 		return usagef("--domain-timeout must be positive")
 	case c.probeMaxAge < 0:
@@ -96,15 +107,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	domains := pos
-	if file != "" {
-		list, err := readDomainsFile(e, file)
-		if err != nil {
-			return err
-		}
-		domains = append(domains, list...)
-	}
-	if len(domains) == 0 {
+	if len(pos) == 0 && file == "" {
 		return usagef("crawl: no domains given (name some, or use --domains FILE)")
 	}
 	if err := cf.validate(); err != nil {
@@ -122,6 +125,15 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	domains := discover.Names(pos...)
+	if file != "" {
+		list, closeList, err := openDomainsFile(e, file)
+		if err != nil {
+			return err
+		}
+		defer closeList()
+		domains = concat(domains, list)
+	}
 	st, err := db.open(ctx, log)
 	if err != nil {
 		return err
@@ -130,6 +142,11 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	sum, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf}, domains)
 	if err != nil && sum.RunID == 0 {
 		return err
+	}
+	if errors.Is(err, discover.ErrInput) {
+		// A list that cannot be read is the user's to fix; what was read
+		// is crawled, and the summary says what was done.
+		err = usagef("--domains %s: %v", file, err)
 	}
 	if asJSON {
 		if err := writeJSON(e.stdout, sum); err != nil {
@@ -144,21 +161,38 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-func readDomainsFile(e *env, file string) ([]string, error) {
-	var r io.Reader = e.stdin
-	if file != "-" {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, usagef("--domains: %v", err)
-		}
-		defer f.Close()
-		r = f
+// openDomainsFile opens the list of domains ('-' is stdin) for reading
+// line by line while the crawl runs: a list of a million names is never
+// held whole, and names written to a pipe are crawled as they come.
+func openDomainsFile(e *env, file string) (list iter.Seq2[string, error], closeFile func(), err error) {
+	if file == "-" {
+		return discover.ReadDomains(e.stdin), func() {}, nil
 	}
-	list, err := discover.ReadDomains(r)
+	f, err := os.Open(file)
 	if err != nil {
-		return nil, usagef("--domains %s: %v", file, err)
+		return nil, nil, usagef("--domains: %v", err)
 	}
-	return list, nil
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, nil, usagef("--domains: %s is a directory", file)
+	}
+	return discover.ReadDomains(f), func() { f.Close() }, nil
+}
+
+// concat yields a's values, then b's.
+func concat(a, b iter.Seq2[string, error]) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for v, err := range a {
+			if !yield(v, err) {
+				return
+			}
+		}
+		for v, err := range b {
+			if !yield(v, err) {
+				return
+			}
+		}
+	}
 }
 
 type crawlSetup struct {
@@ -171,7 +205,7 @@ type crawlSetup struct {
 
 // crawl wires the parts together and runs the crawl, drawing progress on a
 // terminal.
-func crawl(ctx context.Context, e *env, s crawlSetup, domains []string) (discover.Summary, error) {
+func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, error]) (discover.Summary, error) {
 	v, err := servercard.NewValidator()
 	if err != nil {
 		return discover.Summary{}, fmt.Errorf("load server card schema: %w", err)
@@ -180,29 +214,28 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains []string) (discove
 		Fetch: s.client, Store: s.store, Validator: v, Logger: s.log, Concurrency: s.net.concurrency,
 		Force: s.flags.force, FollowLinks: s.flags.followLinks, LegacyPaths: s.flags.legacyPaths,
 		MaxDepth: depthOption(s.flags.maxDepth), MaxEntries: s.flags.maxEntries, DomainTimeout: s.flags.domainTimeout,
-		Probe: discover.ProbeOptions{Mode: s.flags.probeMode, MaxAge: s.flags.probeMaxAge},
+		MaxCards: s.flags.maxCards, MaxCatalogs: s.flags.maxCatalogs, MaxRemotes: s.flags.maxRemotes,
+		Probe: discover.ProbeOptions{Mode: s.flags.probeMode, MaxAge: s.flags.probeMaxAge, MaxPerDomain: s.flags.maxProbes},
 	}
 	if s.flags.probeMode != discover.ProbeNever {
 		opts.Probe.Prober = probe.New(probe.Options{Fetch: s.client,
 			ClientVersion: version, Logger: s.log})
 	}
+	drawn := false
 	if e.stderrTTY {
-		var mu sync.Mutex
+		// Calls are serialised by discover. Total counts the domains taken
+		// on so far: the list is still being read.
 		opts.Progress = func(p discover.Progress) {
-			mu.Lock()
-			defer mu.Unlock()
 			what := p.Outcome
 			if p.Class != "" {
 				what += " (" + p.Class + ")"
 			}
 			fmt.Fprintf(e.stderr, "\r\033[K[%d/%d] %s: %s", p.Done, p.Total, termsafe.String(p.Domain), what)
-			if p.Done == p.Total {
-				fmt.Fprintln(e.stderr)
-			}
+			drawn = true
 		}
 	}
 	sum, err := discover.Crawl(ctx, opts, domains)
-	if e.stderrTTY && sum.Interrupted {
+	if drawn {
 		fmt.Fprintln(e.stderr)
 	}
 	if err != nil || sum.Interrupted {
@@ -218,8 +251,12 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains []string) (discove
 
 func printSummary(w io.Writer, s discover.Summary) error {
 	out := newTextOut(w)
-	out.printf("run %d: %d domain(s) crawled, %d fresh (skipped), %d invalid input(s)\n",
-		s.RunID, s.Crawled, s.Fresh, len(s.Invalid))
+	dups := ""
+	if s.Duplicates > 0 {
+		dups = fmt.Sprintf(", %d duplicate(s)", s.Duplicates)
+	}
+	out.printf("run %d: %d domain(s) crawled, %d fresh (skipped), %d invalid input(s)%s\n",
+		s.RunID, s.Crawled, s.Fresh, s.InvalidCount, dups)
 	out.printf("  outcomes: %s\n", counts(s.Outcomes))
 	if len(s.Classes) > 0 {
 		out.printf("  failure classes: %s\n", counts(s.Classes))
@@ -228,11 +265,18 @@ func printSummary(w io.Writer, s discover.Summary) error {
 	if len(s.Probes) > 0 || len(s.ProbeSkips) > 0 {
 		out.printf("  probes: %s; not probed: %s\n", counts(s.Probes), counts(s.ProbeSkips))
 	}
+	if len(s.Capped) > 0 {
+		out.printf("  domains capped: %s (see 'cardcrawl domains')\n", counts(s.Capped))
+	}
 	if s.Interrupted {
 		out.printf("  interrupted: %d domain(s) left pending; run the same command again to continue\n", s.Left)
 	}
 	if len(s.Invalid) > 0 {
-		out.printf("  not domains: %s\n", strings.Join(s.Invalid, ", "))
+		more := ""
+		if n := s.InvalidCount - len(s.Invalid); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		out.printf("  not domains: %s%s\n", strings.Join(s.Invalid, ", "), more)
 	}
 	return out.flush()
 }

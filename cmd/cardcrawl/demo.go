@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cardcrawl/cardcrawl/discover"
 	"github.com/cardcrawl/cardcrawl/internal/simweb"
 	"github.com/cardcrawl/cardcrawl/registry"
 	"github.com/cardcrawl/cardcrawl/registry/namespace"
@@ -85,7 +86,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 
 	fmt.Fprintf(e.stdout, "Simulated web: %d domains on https://%s (reached with --connect-to %s)\n\n", len(domains), web.Addr(), web.ConnectTo())
 	cf.force = true // a demo always shows a full crawl, even into a reused database
-	sum, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf}, domains)
+	sum, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf}, discover.Names(domains...))
 	if err != nil {
 		return err
 	}

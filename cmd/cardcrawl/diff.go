@@ -33,8 +33,9 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 	// Recomputing is cheap (well under a second for tens of thousands of
-	// servers) and guarantees the answer reflects the latest crawl and sync.
-	res, err := reconcile.Run(ctx, st, reconcile.Options{Logger: log})
+	// servers) and guarantees the answer reflects the latest crawl and sync;
+	// it only reads, so diff works on a read-only database.
+	res, err := reconcile.Compute(ctx, st, reconcile.Options{Logger: log})
 	if err != nil {
 		return err
 	}

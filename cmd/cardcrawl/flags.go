@@ -70,11 +70,7 @@ func (d *dbFlags) register(fs *flag.FlagSet) {
 }
 
 func (d *dbFlags) open(ctx context.Context, log *slog.Logger) (*store.DB, error) {
-	db, err := store.Open(ctx, d.path, store.Options{Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("%w", err)
-	}
-	return db, nil
+	return openWrite(ctx, d.path, log)
 }
 
 // netFlags are the flags of every command that touches the network.
@@ -163,9 +159,9 @@ func (r *readFlags) register(fs *flag.FlagSet, jsonHelp string) {
 	}
 }
 
-// open opens the database, which must exist.
+// open opens the database, which must exist, read-only.
 func (r *readFlags) open(ctx context.Context, e *env) (*store.DB, error) {
-	return openExisting(ctx, e, r.db, r.lf)
+	return openExisting(ctx, e, r.db, r.lf, true)
 }
 
 // parseNoArgs parses flags for a command that takes no positional arguments.

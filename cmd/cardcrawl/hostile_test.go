@@ -220,7 +220,7 @@ func seedHostileDomain(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, _, err := st.Enqueue(ctx, []string{"reason.example"}, store.EnqueueOptions{}); err != nil {
+	if _, err := st.Enqueue(ctx, []string{"reason.example"}, store.EnqueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.SaveDomain(ctx, store.DomainResult{Domain: "reason.example", Outcome: store.OutcomeFailed, Class: "tls",

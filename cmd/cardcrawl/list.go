@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cardcrawl/cardcrawl/internal/feed"
 	"github.com/cardcrawl/cardcrawl/internal/termsafe"
+	"github.com/cardcrawl/cardcrawl/store"
 )
 
 func init() {
@@ -20,7 +22,7 @@ func init() {
 }
 
 func runDomains(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "domains", "[flags]", "List every domain the database knows, with its last outcome: a catalog, none,\nor the failure class and reason.")
+	fs := newFlags(e, "domains", "[flags]", "List every domain the database knows, with its last outcome: a catalog, none,\nor the failure class and reason, and the per-domain limits its last crawl hit.")
 	var rf readFlags
 	rf.register(fs, "print JSON (an array of objects)")
 	if err := parseNoArgs(fs, args); err != nil {
@@ -31,24 +33,80 @@ func runDomains(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	rows, err := st.Domains(ctx)
-	if err != nil {
-		return err
-	}
+	// Rows stream from the database to the output: a list of a million
+	// domains is never held whole.
 	if rf.asJSON {
-		return writeJSON(e.stdout, nonNilSlice(rows))
+		arr := newJSONArray[store.DomainRow](termsafe.NewJSONWriter(e.stdout))
+		if err := st.EachDomain(ctx, arr.add); err != nil {
+			return err
+		}
+		return arr.close()
 	}
 	out := newTextOut(e.stdout)
-	out.table("DOMAIN", "OUTCOME", "CLASS", "CARDS", "REMOTES", "CATALOG FINDINGS", "REASON")
-	for _, d := range rows {
+	out.table("DOMAIN", "OUTCOME", "CLASS", "CARDS", "REMOTES", "CAPPED", "CATALOG FINDINGS", "REASON")
+	n := 0
+	err = st.EachDomain(ctx, func(d store.DomainRow) error {
 		outcome := d.Outcome
 		if d.State == "pending" {
 			outcome = "pending"
 		}
-		out.row(d.Domain, outcome, dash(d.Class), d.Cards, d.Remotes,
+		out.row(d.Domain, outcome, dash(d.Class), d.Cards, d.Remotes, dash(strings.Join(d.Capped, ",")),
 			dash(truncate(strings.Join(d.CatalogFindings, ","), 40)), truncate(d.Reason, 80))
+		// Rows are aligned a block at a time so memory stays bounded.
+		if n++; n%tableBlock == 0 {
+			return out.endBlock()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return out.flush()
+}
+
+// tableBlock is how many rows a streamed table aligns at a time.
+const tableBlock = 1000
+
+// jsonArray writes a JSON array one element at a time, indented as
+// writeJSON would write the whole slice.
+type jsonArray[T any] struct {
+	w   io.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+	n   int
+}
+
+func newJSONArray[T any](w io.Writer) *jsonArray[T] {
+	a := &jsonArray[T]{w: w}
+	a.enc = json.NewEncoder(&a.buf)
+	a.enc.SetEscapeHTML(false)
+	a.enc.SetIndent("  ", "  ")
+	return a
+}
+
+func (a *jsonArray[T]) add(v T) error {
+	a.buf.Reset()
+	if a.n == 0 {
+		a.buf.WriteString("[\n  ")
+	} else {
+		a.buf.WriteString(",\n  ")
+	}
+	a.n++
+	if err := a.enc.Encode(v); err != nil {
+		return err
+	}
+	a.buf.Truncate(a.buf.Len() - 1) // the encoder's newline
+	_, err := a.w.Write(a.buf.Bytes())
+	return err
+}
+
+func (a *jsonArray[T]) close() error {
+	end := "\n]\n"
+	if a.n == 0 {
+		end = "[]\n"
+	}
+	_, err := io.WriteString(a.w, end)
+	return err
 }
 
 func runServers(ctx context.Context, e *env, args []string) error {

@@ -68,12 +68,17 @@ func runNamespaces(ctx context.Context, e *env, args []string) error {
 		}
 		opts.Checker = namespace.NewChecker(nopts)
 	}
-	st, err := openExisting(ctx, e, db, lf)
+	// Without --check nothing is written: crawl and registry sync keep the
+	// stored list current, so it is shown from a read-only handle.
+	st, err := openExisting(ctx, e, db, lf, !check)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	_, runErr := namespace.Run(ctx, st, opts)
+	var runErr error
+	if check {
+		_, runErr = namespace.Run(ctx, st, opts)
+	}
 	interrupted := runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err())
 	if runErr != nil && !interrupted {
 		return runErr

@@ -181,7 +181,7 @@ func recomputeAfterSync(ctx context.Context, st *store.DB, log *slog.Logger) (*r
 	if _, err := namespace.Run(ctx, st, namespace.RunOptions{}); err != nil {
 		return nil, err
 	}
-	return &reconcileCounts{Pairs: len(rec.Pairs), CardOnly: len(rec.CardOnly), RegistryOnly: len(rec.RegistryOnly)}, nil
+	return &reconcileCounts{Pairs: rec.Pairs, CardOnly: rec.CardOnly, RegistryOnly: rec.RegistryOnly}, nil
 }
 
 func readInput(e *env, path string) ([]byte, error) {

@@ -56,6 +56,17 @@ func (o *textOut) printf(format string, args ...any) {
 	o.write(o.w, fmt.Sprintf(format, safe...))
 }
 
+// endBlock writes out the table rows held so far, keeping the table open:
+// a streamed table is aligned a block at a time so its memory stays bounded.
+func (o *textOut) endBlock() error {
+	if o.tw != nil {
+		if err := o.tw.Flush(); err != nil && o.err == nil {
+			o.err = err
+		}
+	}
+	return o.err
+}
+
 // flush ends any table and returns the first write error.
 func (o *textOut) flush() error {
 	o.endTable()

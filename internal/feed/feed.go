@@ -70,17 +70,34 @@ type Decision struct {
 
 // Records builds the feed records from the store's servers.
 func Records(servers []store.Server) []Record {
+	return records(servers, decodeCard)
+}
+
+func decodeCard(raw string) *servercard.Card {
+	var card servercard.Card
+	_ = json.Unmarshal([]byte(raw), &card)
+	return &card
+}
+
+// records decodes each distinct card once, however many remotes it
+// declares: a card with thousands of remotes would otherwise be decoded,
+// and held, once per remote.
+func records(servers []store.Server, decode func(string) *servercard.Card) []Record {
 	out := make([]Record, 0, len(servers))
+	cards := map[string]*servercard.Card{}
 	for _, s := range servers {
-		var card servercard.Card
-		_ = json.Unmarshal([]byte(s.Card.JSON), &card)
+		card, ok := cards[s.Card.Key]
+		if !ok {
+			card = decode(s.Card.JSON)
+			cards[s.Card.Key] = card
+		}
 		r := Record{
 			Endpoint: s.Endpoint, EndpointNormalized: s.EndpointNorm, Transport: s.Transport, Templated: s.Templated,
 			Name: s.Card.Name, Title: s.Card.Title, Version: s.Card.Version, Description: s.Card.Description,
 			WebsiteURL: s.Card.WebsiteURL, Repository: card.Repository, CardURL: s.Card.SourceURL, CardKey: s.Card.Key,
 			CardInline: s.Card.Inline, CardSHA256: s.Card.SHA256, Grade: s.Card.Grade,
 			Findings: findingCodes(s.Card.Findings), ListedBy: []Listing{}, FirstSeen: s.FirstSeen, LastSeen: s.LastSeen,
-			card: &card,
+			card: card,
 		}
 		for _, l := range s.Listings {
 			r.ListedBy = append(r.ListedBy, Listing{Domain: l.Domain, CatalogURL: l.CatalogURL, Identifier: l.Identifier})

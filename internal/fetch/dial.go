@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -94,6 +96,39 @@ type dialer struct {
 	// dialled and can veto it, so no test can reach the internet even when
 	// the guard it tests is broken.
 	beforeDial func(address string) error
+
+	// open counts the connections dialled and not yet closed. The
+	// transport caps idle HTTP/1 connections (MaxIdleConns), but keeps
+	// every idle HTTP/2 connection until IdleConnTimeout: a crawl meets
+	// new hosts at hundreds a second, so each dial past maxOpen asks
+	// closeIdle to drop the idle ones (requests in flight keep theirs).
+	open      atomic.Int64
+	maxOpen   int64
+	closeIdle func()
+	closing   atomic.Bool
+}
+
+// countedConn decrements the dialer's count of open connections once.
+type countedConn struct {
+	net.Conn
+	once sync.Once
+	d    *dialer
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.d.open.Add(-1) })
+	return c.Conn.Close()
+}
+
+// track counts a new connection and, past maxOpen, closes the idle ones.
+func (d *dialer) track(conn net.Conn) net.Conn {
+	if d.open.Add(1) > d.maxOpen && d.maxOpen > 0 && d.closeIdle != nil && d.closing.CompareAndSwap(false, true) {
+		// The transport dials outside its locks, so closing its idle
+		// connections from here is safe; one dialler does it at a time.
+		d.closeIdle()
+		d.closing.Store(false)
+	}
+	return &countedConn{Conn: conn, d: d}
 }
 
 // DialContext is http.Transport's dial hook. addr is the URL's host:port;
@@ -126,7 +161,7 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		}
 		conn, err := nd.DialContext(ctx, network, address)
 		if err == nil {
-			return conn, nil
+			return d.track(conn), nil
 		}
 		errs = append(errs, err)
 		if ctx.Err() != nil {

@@ -65,6 +65,10 @@ type Options struct {
 	DNSServer string
 }
 
+// maxOpenConns bounds the connections kept open between requests, HTTP/2
+// ones included, so memory does not grow with the number of hosts met.
+const maxOpenConns = 256
+
 // Client is the guarded HTTP client. It is safe for concurrent use; make one
 // per program and share it.
 type Client struct {
@@ -128,7 +132,7 @@ func New(opts Options) (*Client, error) {
 	}
 
 	d := &dialer{connectTo: opts.ConnectTo, resolver: opts.Resolver, lookupFirst: opts.DNSServer != "",
-		timeout: opts.Timeout, logger: opts.Logger}
+		timeout: opts.Timeout, logger: opts.Logger, maxOpen: maxOpenConns}
 	transport := &http.Transport{
 		Proxy:                  nil, // an environment proxy would bypass the address checks
 		DialContext:            d.DialContext,
@@ -141,6 +145,7 @@ func New(opts Options) (*Client, error) {
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 256 << 10,
 	}
+	d.closeIdle = transport.CloseIdleConnections
 	wait := opts.RetryWait
 	retry := &retryablehttp.Client{
 		HTTPClient: &http.Client{

@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -360,12 +361,17 @@ func TestRunKeepsOutcomeOnTransientFailure(t *testing.T) {
 	stamp := "t1"
 	run := func() namespace.Result {
 		t.Helper()
-		res, err := namespace.Run(ctx, db, namespace.RunOptions{Checker: namespace.NewChecker(namespace.Options{HTTP: n, Resolver: n}),
+		sum, err := namespace.Run(ctx, db, namespace.RunOptions{Checker: namespace.NewChecker(namespace.Options{HTTP: n, Resolver: n}),
 			Now: func() string { return stamp }})
-		if err != nil || len(res) != 1 {
-			t.Fatalf("Run = %+v, %v", res, err)
+		rows, _ := db.Namespaces(ctx)
+		if err != nil || sum.Namespaces != 1 || len(rows) != 1 {
+			t.Fatalf("Run = %+v, %v; stored %+v", sum, err, rows)
 		}
-		return res[0]
+		var r namespace.Result
+		if err := json.Unmarshal([]byte(rows[0].Result), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
 	if r := run(); r.Method != "http" || !slices.Equal(r.Methods, []string{"http", "dns"}) {
 		t.Fatalf("first check = %+v", r)
@@ -402,8 +408,8 @@ func TestRunRemovesNamespacesNoLongerNamed(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	for _, q := range []string{
-		`INSERT INTO cards (key, sha256, grade, json, first_seen, last_seen, changed_at) VALUES
-			('https://a.example/card', 'x', 'conformant', '{"name":"org.example/x"}', 'now', 'now', 'now')`,
+		`INSERT INTO cards (key, sha256, name, grade, json, first_seen, last_seen, changed_at) VALUES
+			('https://a.example/card', 'x', 'org.example/x', 'conformant', '{"name":"org.example/x"}', 'now', 'now', 'now')`,
 		`INSERT INTO listings (domain, catalog_url, identifier, card_key, remote_norm, first_seen, last_seen) VALUES
 			('a.example', 'https://a.example/c', 'i', 'https://a.example/card', '', 'now', 'now')`,
 	} {
@@ -513,10 +519,55 @@ func TestRunChecksConcurrently(t *testing.T) {
 	}
 	g := &gatedNet{limit: 8, open: make(chan struct{})}
 	res, err := namespace.Run(ctx, db, namespace.RunOptions{Checker: namespace.NewChecker(namespace.Options{HTTP: g}), Concurrency: 8})
-	if err != nil || len(res) != 20 {
-		t.Fatalf("Run = %d results, %v", len(res), err)
+	if err != nil || res.Namespaces != 20 || res.Checked != 20 {
+		t.Fatalf("Run = %+v, %v; want 20 namespaces checked", res, err)
 	}
 	if g.most != 8 {
 		t.Errorf("at most %d checks in flight, want 8", g.most)
+	}
+}
+
+// TestCollectGroupsAcrossCardsAndEntries: a namespace named by cards and by
+// Registry entries is one subject, even when another namespace's names
+// sort between them in the stream ("com.example.sub/…" < "com.example/…").
+func TestCollectGroupsAcrossCardsAndEntries(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	for _, q := range []string{
+		`INSERT INTO cards (key, sha256, name, grade, json, first_seen, last_seen, changed_at) VALUES
+			('https://a.example/card', 'x', 'com.example/a', 'conformant', '{"name":"com.example/a","repository":{"url":"https://github.com/e/a"}}', 'now', 'now', 'now'),
+			('https://c.example/card', 'x', 'com.example/c', 'conformant', '{"name":"com.example/c"}', 'now', 'now', 'now')`,
+		`INSERT INTO listings (domain, catalog_url, identifier, card_key, remote_norm, first_seen, last_seen) VALUES
+			('a.example', 'https://a.example/c', 'i', 'https://a.example/card', '', 'now', 'now'),
+			('c.example', 'https://c.example/c', 'i', 'https://c.example/card', '', 'now', 'now')`,
+	} {
+		if _, err := db.SQL().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: "https://registry.example", Entries: []store.RegistryEntry{
+		{Name: "com.example/b", Version: "1", ReportedLatest: true, ServerJSON: `{"name":"com.example/b","version":"1"}`},
+		{Name: "com.example.sub/z", Version: "1", ReportedLatest: true, ServerJSON: `{"name":"com.example.sub/z","version":"1"}`},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := namespace.Collect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type short struct {
+		Name           string
+		Servers, Repos []string
+	}
+	var names []short
+	for _, s := range got {
+		names = append(names, short{s.Namespace.Name, s.Servers, s.RepoURLs})
+	}
+	want := []short{
+		{"com.example.sub", []string{"com.example.sub/z"}, []string{}},
+		{"com.example", []string{"com.example/a", "com.example/b", "com.example/c"}, []string{"https://github.com/e/a"}},
+	}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("subjects (-want +got):\n%s", diff)
 	}
 }

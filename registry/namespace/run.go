@@ -19,57 +19,61 @@ type Subject struct {
 }
 
 // Collect gathers every namespace named by a stored card or a latest
-// Registry entry.
+// Registry entry, in the order Each yields them. Tests and small tools use
+// it; Run streams.
 func Collect(ctx context.Context, db *store.DB) ([]Subject, error) {
-	cards, err := db.ReconcileCards(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("collect namespaces: %w", err)
-	}
-	entries, err := db.RegistryEntries(ctx, store.RegistryFilter{LatestOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("collect namespaces: %w", err)
-	}
-	type acc struct {
+	var out []Subject
+	err := Each(ctx, db, func(s Subject) error {
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+// Each calls fn for every namespace named by a card some domain lists now
+// or by a latest Registry entry, with its server names and repository
+// URLs. Names stream from the store in byte order, where a namespace's
+// names ("ns/…") are adjacent, so one namespace is held at a time.
+func Each(ctx context.Context, db *store.DB, fn func(Subject) error) error {
+	var (
+		cur            string
 		servers, repos map[string]bool
+	)
+	flush := func() error {
+		if cur == "" {
+			return nil
+		}
+		err := fn(Subject{Namespace: Classify(cur), Servers: keys(servers), RepoURLs: keys(repos)})
+		cur = ""
+		return err
 	}
-	by := map[string]*acc{}
-	add := func(doc string) {
-		var d struct {
-			Name       string `json:"name"`
+	err := db.EachNamedDoc(ctx, func(d store.NamedDoc) error {
+		ns := Of(d.Name)
+		if ns == "" {
+			return nil
+		}
+		if ns != cur {
+			if err := flush(); err != nil {
+				return err
+			}
+			cur, servers, repos = ns, map[string]bool{}, map[string]bool{}
+		}
+		servers[d.Name] = true
+		var doc struct {
 			Repository *struct {
 				URL string `json:"url"`
 			} `json:"repository"`
 		}
-		// An unreadable document simply names no namespace.
-		if json.Unmarshal([]byte(doc), &d) != nil {
-			return
+		// An unreadable document names its namespace, but no repository.
+		if json.Unmarshal([]byte(d.JSON), &doc) == nil && doc.Repository != nil && doc.Repository.URL != "" {
+			repos[doc.Repository.URL] = true
 		}
-		ns := Of(d.Name)
-		if ns == "" {
-			return
-		}
-		a := by[ns]
-		if a == nil {
-			a = &acc{servers: map[string]bool{}, repos: map[string]bool{}}
-			by[ns] = a
-		}
-		a.servers[d.Name] = true
-		if d.Repository != nil && d.Repository.URL != "" {
-			a.repos[d.Repository.URL] = true
-		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("collect namespaces: %w", err)
 	}
-	for _, c := range cards {
-		add(c.JSON)
-	}
-	for _, e := range entries {
-		add(e.ServerJSON)
-	}
-	out := make([]Subject, 0, len(by))
-	for ns, a := range by {
-		out = append(out, Subject{Namespace: Classify(ns), Servers: keys(a.servers), RepoURLs: keys(a.repos)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Namespace.Name < out[j].Namespace.Name })
-	return out, nil
+	return flush()
 }
 
 func keys(m map[string]bool) []string {
@@ -94,51 +98,91 @@ type RunOptions struct {
 	Now func() string
 }
 
+// Summary is what Run did.
+type Summary struct {
+	Namespaces int // stored
+	Checked    int // domain namespaces checked over the network
+}
+
+// runChunk is how many namespaces Run classifies, checks and stores at a
+// time: enough to keep Concurrency checks busy, few enough to hold.
+const runChunk = 256
+
 // Run collects namespaces, checks them (network checks only with a
-// Checker) and stores the outcomes, returning them in namespace order.
-// Namespaces no longer named by a listed card or a latest Registry entry
-// are removed. A method whose re-check failed transiently keeps its earlier
-// outcome (see Merge). If ctx ends mid-way, the checks that finished are
-// stored, the rest keep their earlier outcome, and the error wraps
+// Checker) and stores the outcomes, a chunk at a time as they stream from
+// the store. Namespaces no longer named by a listed card or a latest
+// Registry entry are removed once the pass is complete. A method whose
+// re-check failed transiently keeps its earlier outcome (see Merge). If
+// ctx ends mid-way, the checks that finished are stored, the rest keep
+// their earlier outcome, nothing is removed, and the error wraps
 // ctx.Err().
-func Run(ctx context.Context, db *store.DB, opts RunOptions) ([]Result, error) {
+func Run(ctx context.Context, db *store.DB, opts RunOptions) (Summary, error) {
 	if opts.Now == nil {
 		opts.Now = db.Now
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 8
 	}
-	subjects, err := Collect(ctx, db)
-	if err != nil {
-		return nil, err
+	var sum Summary
+	sweep := db.StartNamespaceSweep()
+	chunk := make([]Subject, 0, runChunk)
+	save := func() error {
+		n, err := runSubjects(ctx, db, opts, sweep, chunk)
+		sum.Checked += n
+		sum.Namespaces += len(chunk)
+		chunk = chunk[:0]
+		return err
 	}
+	err := Each(ctx, db, func(s Subject) error {
+		chunk = append(chunk, s)
+		if len(chunk) == runChunk {
+			return save()
+		}
+		return nil
+	})
+	if err == nil {
+		err = save()
+	}
+	if ctx.Err() != nil {
+		return sum, fmt.Errorf("namespace checks interrupted after %d domain(s) checked (the rest keep their earlier outcome): %w",
+			sum.Checked, ctx.Err())
+	}
+	if err != nil {
+		return sum, err
+	}
+	return sum, sweep.Finish(ctx)
+}
+
+// runSubjects classifies one chunk, checks its domain namespaces when
+// there is a Checker, and saves it; it returns how many checks finished.
+// What finished is saved even after Ctrl-C: the write is one short
+// transaction.
+func runSubjects(ctx context.Context, db *store.DB, opts RunOptions, sweep *store.NamespaceSweep, subjects []Subject) (int, error) {
 	results := make([]Result, len(subjects))
 	checkedAt := make([]string, len(subjects))
+	var todo []int
 	for i, s := range subjects {
 		results[i] = Offline(s.Namespace, s.RepoURLs)
 		if s.Namespace.Kind != KindDomain {
 			checkedAt[i] = opts.Now() // nothing more to learn from the network
+		} else if opts.Checker != nil {
+			todo = append(todo, i)
 		}
 	}
-	checked, total := 0, 0
-	if opts.Checker != nil {
-		stored, err := db.Namespaces(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("namespaces: %w", err)
-		}
-		prev := make(map[string]store.NamespaceRow, len(stored))
-		for _, r := range stored {
-			prev[r.Namespace] = r
-		}
-		var todo []int
-		for i, s := range subjects {
-			if s.Namespace.Kind == KindDomain {
-				todo = append(todo, i)
+	checked := 0
+	if len(todo) > 0 && ctx.Err() == nil {
+		prev := make(map[int]store.NamespaceRow, len(todo))
+		for _, i := range todo {
+			r, ok, err := db.Namespace(ctx, subjects[i].Namespace.Name)
+			if err != nil {
+				return 0, fmt.Errorf("namespaces: %w", err)
+			}
+			if ok {
+				prev[i] = r
 			}
 		}
-		total = len(todo)
 		checked = checkAll(ctx, opts, subjects, todo, func(i int, r Result) {
-			if p, ok := prev[subjects[i].Namespace.Name]; ok && p.CheckedAt != "" {
+			if p, ok := prev[i]; ok && p.CheckedAt != "" {
 				var pr Result
 				if json.Unmarshal([]byte(p.Result), &pr) == nil {
 					r = Merge(pr, p.CheckedAt, r)
@@ -151,20 +195,12 @@ func Run(ctx context.Context, db *store.DB, opts RunOptions) ([]Result, error) {
 	for i, s := range subjects {
 		body, err := json.Marshal(results[i])
 		if err != nil {
-			return nil, fmt.Errorf("namespace %s: %w", s.Namespace.Name, err)
+			return checked, fmt.Errorf("namespace %s: %w", s.Namespace.Name, err)
 		}
 		rows = append(rows, store.NamespaceRow{Namespace: s.Namespace.Name, Kind: s.Namespace.Kind, Domain: s.Namespace.Domain,
 			Method: results[i].Method, Result: string(body), CheckedAt: checkedAt[i]})
 	}
-	// What finished is kept even after Ctrl-C: the write is one short
-	// transaction.
-	if err := db.ReplaceNamespaces(context.WithoutCancel(ctx), rows); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return results, fmt.Errorf("namespace checks interrupted after %d of %d domains (the rest keep their earlier outcome): %w", checked, total, err)
-	}
-	return results, nil
+	return checked, sweep.Save(context.WithoutCancel(ctx), rows)
 }
 
 // checkAll checks subjects[i] for each i in todo, opts.Concurrency at a

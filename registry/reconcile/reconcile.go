@@ -170,120 +170,151 @@ func parents(d string) []string {
 // of each server per source. The output is sorted: pairs and card-only by
 // card key, registry-only by source and name.
 func Match(cards []Card, entries []Entry) Result {
-	byURL := map[string][]int{}
-	byName := map[string][]int{}
-	byDomain := map[string][]int{}
-	for i, e := range entries {
-		for _, r := range e.Server.Remotes {
-			if k, ok := URLKey(r.URL); ok && !slices.Contains(byURL[k], i) {
-				byURL[k] = append(byURL[k], i)
-			}
-		}
-		byName[e.Name] = append(byName[e.Name], i)
-		if d := NamespaceDomain(e.Name); d != "" && registrable(d) {
-			byDomain[d] = append(byDomain[d], i)
-		}
-	}
-	// underDomain maps a domain to the namespace domains below it, so both
-	// directions of the subdomain relation are map lookups.
-	underDomain := map[string][]string{}
-	for nd := range byDomain {
-		for _, p := range parents(nd) {
-			underDomain[p] = append(underDomain[p], nd)
-		}
-	}
-	for _, nds := range underDomain {
-		sort.Strings(nds)
-	}
+	m := newMatcher(entries)
 	sorted := slices.Clone(cards)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
-	matched := make([]bool, len(entries))
-	res := Result{Pairs: []Pair{}, CardOnly: []CardOnly{}, RegistryOnly: []RegistryOnly{}}
+	res := Result{Pairs: []Pair{}, CardOnly: []CardOnly{}}
 	for _, c := range sorted {
-		type hit struct {
-			entry         int
-			basis, detail string
+		pairs, only := m.match(c)
+		res.Pairs = append(res.Pairs, pairs...)
+		if only != nil {
+			res.CardOnly = append(res.CardOnly, *only)
 		}
-		var hits []hit
-		add := func(i int, basis, detail string) {
-			for _, h := range hits {
-				if h.entry == i {
-					return
-				}
+	}
+	res.RegistryOnly = m.registryOnly()
+	return res
+}
+
+// matcher holds the Registry side, indexed; cards pass through it one at a
+// time, so they can stream from the store.
+type matcher struct {
+	entries  []Entry
+	byURL    map[string][]int
+	byName   map[string][]int
+	byDomain map[string][]int
+	// underDomain maps a domain to the namespace domains below it, so both
+	// directions of the subdomain relation are map lookups.
+	underDomain map[string][]string
+	matched     []bool
+}
+
+func newMatcher(entries []Entry) *matcher {
+	m := &matcher{entries: entries, byURL: map[string][]int{}, byName: map[string][]int{}, byDomain: map[string][]int{},
+		underDomain: map[string][]string{}, matched: make([]bool, len(entries))}
+	for i, e := range entries {
+		for _, r := range e.Server.Remotes {
+			if k, ok := URLKey(r.URL); ok && !slices.Contains(m.byURL[k], i) {
+				m.byURL[k] = append(m.byURL[k], i)
 			}
-			hits = append(hits, hit{i, basis, detail})
 		}
-		for _, r := range c.Card.Remotes {
-			k, ok := URLKey(r.URL)
-			if !ok {
-				continue
-			}
-			for _, i := range byURL[k] {
-				add(i, BasisRemoteURL, k)
+		m.byName[e.Name] = append(m.byName[e.Name], i)
+		if d := NamespaceDomain(e.Name); d != "" && registrable(d) {
+			m.byDomain[d] = append(m.byDomain[d], i)
+		}
+	}
+	for nd := range m.byDomain {
+		for _, p := range parents(nd) {
+			m.underDomain[p] = append(m.underDomain[p], nd)
+		}
+	}
+	for _, nds := range m.underDomain {
+		sort.Strings(nds)
+	}
+	return m
+}
+
+// match pairs one card with the entries it matches, or reports it as
+// card-only.
+func (m *matcher) match(c Card) ([]Pair, *CardOnly) {
+	type hit struct {
+		entry         int
+		basis, detail string
+	}
+	var hits []hit
+	add := func(i int, basis, detail string) {
+		for _, h := range hits {
+			if h.entry == i {
+				return
 			}
 		}
-		if len(hits) == 0 && c.Card.Name != "" {
-			for _, i := range byName[c.Card.Name] {
-				add(i, BasisName, c.Card.Name)
+		hits = append(hits, hit{i, basis, detail})
+	}
+	for _, r := range c.Card.Remotes {
+		k, ok := URLKey(r.URL)
+		if !ok {
+			continue
+		}
+		for _, i := range m.byURL[k] {
+			add(i, BasisRemoteURL, k)
+		}
+	}
+	if len(hits) == 0 && c.Card.Name != "" {
+		for _, i := range m.byName[c.Card.Name] {
+			add(i, BasisName, c.Card.Name)
+		}
+	}
+	if len(hits) == 0 {
+		for _, d := range c.Domains {
+			d = strings.ToLower(d)
+			for _, i := range m.byDomain[d] {
+				add(i, BasisNamespace, d)
 			}
 		}
+		// Subdomains on either side are weaker and noted as such.
 		if len(hits) == 0 {
 			for _, d := range c.Domains {
 				d = strings.ToLower(d)
-				for _, i := range byDomain[d] {
-					add(i, BasisNamespace, d)
-				}
-			}
-			// Subdomains on either side are weaker and noted as such.
-			if len(hits) == 0 {
-				for _, d := range c.Domains {
-					d = strings.ToLower(d)
-					for _, nd := range underDomain[d] {
-						note := fmt.Sprintf("%s (namespace %s is a subdomain of listing domain %s)", d, nd, d)
-						for _, i := range byDomain[nd] {
-							add(i, BasisNamespace, note)
-						}
+				for _, nd := range m.underDomain[d] {
+					note := fmt.Sprintf("%s (namespace %s is a subdomain of listing domain %s)", d, nd, d)
+					for _, i := range m.byDomain[nd] {
+						add(i, BasisNamespace, note)
 					}
-					for _, p := range parents(d) {
-						note := fmt.Sprintf("%s (listing domain %s is a subdomain of namespace %s)", d, d, p)
-						for _, i := range byDomain[p] {
-							add(i, BasisNamespace, note)
-						}
+				}
+				for _, p := range parents(d) {
+					note := fmt.Sprintf("%s (listing domain %s is a subdomain of namespace %s)", d, d, p)
+					for _, i := range m.byDomain[p] {
+						add(i, BasisNamespace, note)
 					}
 				}
 			}
 		}
-		if len(hits) == 0 {
-			res.CardOnly = append(res.CardOnly, CardOnly{CardKey: c.Key, CardName: c.Card.Name, Domains: nonNil(c.Domains)})
-			continue
+	}
+	if len(hits) == 0 {
+		return nil, &CardOnly{CardKey: c.Key, CardName: c.Card.Name, Domains: nonNil(c.Domains)}
+	}
+	sort.SliceStable(hits, func(a, b int) bool {
+		ea, eb := m.entries[hits[a].entry], m.entries[hits[b].entry]
+		if ea.Source != eb.Source {
+			return ea.Source < eb.Source
 		}
-		sort.SliceStable(hits, func(a, b int) bool {
-			ea, eb := entries[hits[a].entry], entries[hits[b].entry]
-			if ea.Source != eb.Source {
-				return ea.Source < eb.Source
-			}
-			return ea.Name < eb.Name
-		})
-		for _, h := range hits {
-			e := entries[h.entry]
-			matched[h.entry] = true
-			res.Pairs = append(res.Pairs, Pair{CardKey: c.Key, CardName: c.Card.Name, Source: e.Source, Name: e.Name,
-				Version: e.Version, Status: e.Status, Basis: h.basis, Detail: h.detail, Diffs: Compare(c.Card, e.Server)})
+		return ea.Name < eb.Name
+	})
+	pairs := make([]Pair, 0, len(hits))
+	for _, h := range hits {
+		e := m.entries[h.entry]
+		m.matched[h.entry] = true
+		pairs = append(pairs, Pair{CardKey: c.Key, CardName: c.Card.Name, Source: e.Source, Name: e.Name,
+			Version: e.Version, Status: e.Status, Basis: h.basis, Detail: h.detail, Diffs: Compare(c.Card, e.Server)})
+	}
+	return pairs, nil
+}
+
+// registryOnly lists the entries no card matched so far, by source and name.
+func (m *matcher) registryOnly() []RegistryOnly {
+	out := []RegistryOnly{}
+	for i, e := range m.entries {
+		if !m.matched[i] {
+			out = append(out, RegistryOnly{Source: e.Source, Name: e.Name, Version: e.Version, Status: e.Status})
 		}
 	}
-	for i, e := range entries {
-		if !matched[i] {
-			res.RegistryOnly = append(res.RegistryOnly, RegistryOnly{Source: e.Source, Name: e.Name, Version: e.Version, Status: e.Status})
-		}
-	}
-	sort.SliceStable(res.RegistryOnly, func(a, b int) bool {
-		x, y := res.RegistryOnly[a], res.RegistryOnly[b]
+	sort.SliceStable(out, func(a, b int) bool {
+		x, y := out[a], out[b]
 		if x.Source != y.Source {
 			return x.Source < y.Source
 		}
 		return x.Name < y.Name
 	})
-	return res
+	return out
 }
 
 // Compare lists field-level differences between a card and a server.json.
@@ -384,37 +415,90 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// Options configure Run.
+// Options configure Run and Compute.
 type Options struct {
 	Logger *slog.Logger
 }
 
-// Run reads cards and the latest Registry entries from db, matches them and
-// replaces the stored reconciliation. Documents that do not parse are
-// skipped and logged, not fatal.
-func Run(ctx context.Context, db *store.DB, opts Options) (Result, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	storedCards, err := db.ReconcileCards(ctx)
+// Counts is how many results of each kind a reconciliation produced.
+type Counts struct {
+	Pairs, CardOnly, RegistryOnly int
+}
+
+// Run reconciles the cards domains list now with the latest Registry
+// entries and replaces the stored reconciliation. Only the Registry side is
+// held in memory, as indexes; cards stream from the store in key order and
+// results are written in batches, then swapped in as a whole. Documents
+// that do not parse are skipped and logged, not fatal.
+func Run(ctx context.Context, db *store.DB, opts Options) (Counts, error) {
+	opts.defaults()
+	var n Counts
+	w, err := db.NewReconcileWriter(ctx)
 	if err != nil {
-		return Result{}, fmt.Errorf("reconcile: %w", err)
+		return n, fmt.Errorf("reconcile: %w", err)
 	}
-	storedEntries, err := db.RegistryEntries(ctx, store.RegistryFilter{LatestOnly: true})
-	if err != nil {
-		return Result{}, fmt.Errorf("reconcile: %w", err)
-	}
-	cards := make([]Card, 0, len(storedCards))
-	for _, sc := range storedCards {
-		c := Card{Key: sc.Key, Domains: sc.Domains}
-		if err := json.Unmarshal([]byte(sc.JSON), &c.Card); err != nil {
-			opts.Logger.Warn("reconcile: unreadable card", "key", sc.Key, "err", err)
-			continue
+	add := func(rows ...store.ReconcileRow) error {
+		for _, r := range rows {
+			if err := w.Add(ctx, r); err != nil {
+				return err
+			}
 		}
-		cards = append(cards, c)
+		return nil
 	}
-	entries := make([]Entry, 0, len(storedEntries))
-	for _, se := range storedEntries {
+	err = walk(ctx, db, opts, func(pairs []Pair, only *CardOnly) error {
+		n.Pairs += len(pairs)
+		if only != nil {
+			n.CardOnly++
+		}
+		return add(cardRows(pairs, only)...)
+	}, func(rest []RegistryOnly) error {
+		n.RegistryOnly = len(rest)
+		return add(registryRows(rest)...)
+	})
+	if err == nil {
+		err = w.Commit(ctx)
+	}
+	if err != nil {
+		w.Abort(context.WithoutCancel(ctx))
+		return n, fmt.Errorf("reconcile: %w", err)
+	}
+	opts.Logger.Info("reconciled", "pairs", n.Pairs, "card_only", n.CardOnly, "registry_only", n.RegistryOnly)
+	return n, nil
+}
+
+// Compute reconciles as Run does but only reads the store, returning the
+// whole Result (for a read-only command that prints it).
+func Compute(ctx context.Context, db *store.DB, opts Options) (Result, error) {
+	opts.defaults()
+	res := Result{Pairs: []Pair{}, CardOnly: []CardOnly{}, RegistryOnly: []RegistryOnly{}}
+	err := walk(ctx, db, opts, func(pairs []Pair, only *CardOnly) error {
+		res.Pairs = append(res.Pairs, pairs...)
+		if only != nil {
+			res.CardOnly = append(res.CardOnly, *only)
+		}
+		return nil
+	}, func(rest []RegistryOnly) error {
+		res.RegistryOnly = rest
+		return nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("reconcile: %w", err)
+	}
+	return res, nil
+}
+
+func (o *Options) defaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// walk loads the latest Registry entries into a matcher, streams the
+// listed cards through it in key order (calling card for each), then hands
+// the entries no card matched to rest.
+func walk(ctx context.Context, db *store.DB, opts Options, card func([]Pair, *CardOnly) error, rest func([]RegistryOnly) error) error {
+	var entries []Entry
+	if err := db.EachLatestRegistryEntry(ctx, func(se store.RegistryEntry) error {
 		e := Entry{Source: se.Source, Name: se.Name, Version: se.Version, Status: se.Status}
 		if err := json.Unmarshal([]byte(se.ServerJSON), &e.Server); err != nil {
 			// A mistyped field must not hide the entry: keep name and version.
@@ -422,37 +506,62 @@ func Run(ctx context.Context, db *store.DB, opts Options) (Result, error) {
 			opts.Logger.Warn("reconcile: server.json does not fit the card shape", "name", se.Name, "version", se.Version, "err", err)
 		}
 		entries = append(entries, e)
+		return nil
+	}); err != nil {
+		return err
 	}
-	res := Match(cards, entries)
-	rows, err := Rows(res)
-	if err != nil {
-		return res, fmt.Errorf("reconcile: %w", err)
+	m := newMatcher(entries)
+	if err := db.EachListedCard(ctx, func(sc store.ReconcileCard) error {
+		c := Card{Key: sc.Key, Domains: sc.Domains}
+		if err := json.Unmarshal([]byte(sc.JSON), &c.Card); err != nil {
+			opts.Logger.Warn("reconcile: unreadable card", "key", sc.Key, "err", err)
+			return nil
+		}
+		return card(m.match(c))
+	}); err != nil {
+		return err
 	}
-	if err := db.ReplaceReconcile(ctx, rows); err != nil {
-		return res, fmt.Errorf("reconcile: %w", err)
-	}
-	opts.Logger.Info("reconciled", "pairs", len(res.Pairs), "card_only", len(res.CardOnly), "registry_only", len(res.RegistryOnly))
-	return res, nil
+	return rest(m.registryOnly())
 }
 
 // Rows flattens a Result into store rows.
 func Rows(res Result) ([]store.ReconcileRow, error) {
 	rows := make([]store.ReconcileRow, 0, len(res.Pairs)+len(res.CardOnly)+len(res.RegistryOnly))
-	for _, p := range res.Pairs {
-		diffs, err := json.Marshal(p.Diffs)
-		if err != nil {
-			return nil, err
-		}
+	rows = append(rows, cardRows(res.Pairs, nil)...)
+	for _, c := range res.CardOnly {
+		rows = append(rows, cardRows(nil, &c)...)
+	}
+	return append(rows, registryRows(res.RegistryOnly)...), nil
+}
+
+// cardRows flattens one card's outcome: its pairs, or its card-only row.
+func cardRows(pairs []Pair, only *CardOnly) []store.ReconcileRow {
+	var rows []store.ReconcileRow
+	for _, p := range pairs {
+		diffs, _ := json.Marshal(nonNilDiffs(p.Diffs)) // strings only: cannot fail
 		rows = append(rows, store.ReconcileRow{Kind: KindPair, CardKey: p.CardKey, CardName: p.CardName, Source: p.Source,
 			Name: p.Name, Version: p.Version, Status: p.Status, Basis: p.Basis, Detail: p.Detail, Diffs: string(diffs)})
 	}
-	for _, c := range res.CardOnly {
-		rows = append(rows, store.ReconcileRow{Kind: KindCardOnly, CardKey: c.CardKey, CardName: c.CardName, Detail: strings.Join(c.Domains, " ")})
+	if only != nil {
+		rows = append(rows, store.ReconcileRow{Kind: KindCardOnly, CardKey: only.CardKey, CardName: only.CardName,
+			Detail: strings.Join(only.Domains, " ")})
 	}
-	for _, r := range res.RegistryOnly {
+	return rows
+}
+
+func registryRows(rest []RegistryOnly) []store.ReconcileRow {
+	rows := make([]store.ReconcileRow, 0, len(rest))
+	for _, r := range rest {
 		rows = append(rows, store.ReconcileRow{Kind: KindRegistryOnly, Source: r.Source, Name: r.Name, Version: r.Version, Status: r.Status})
 	}
-	return rows, nil
+	return rows
+}
+
+func nonNilDiffs(d []Diff) []Diff {
+	if d == nil {
+		return []Diff{}
+	}
+	return d
 }
 
 // Load reads the stored reconciliation back into a Result.

@@ -177,7 +177,14 @@ func TestRunThroughStore(t *testing.T) {
 		`{"name":"com.example/a","version":"1.0.0","remotes":[{"type":"streamable-http","url":"https://example.com/mcp/"}]}`,
 		`{"name":"org.example/c","version":"1.0.0"}`,
 	}, func(i int) bool { return i != 0 })
-	res, err := reconcile.Run(context.Background(), db, reconcile.Options{})
+	counts, err := reconcile.Run(context.Background(), db, reconcile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(reconcile.Counts{Pairs: 1, CardOnly: 1, RegistryOnly: 1}, counts); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	res, err := reconcile.Compute(context.Background(), db, reconcile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,6 +206,50 @@ func TestRunThroughStore(t *testing.T) {
 	rows, _ := db.ReconcileResults(context.Background())
 	if len(rows) != 3 {
 		t.Errorf("%d stored rows after a second run, want 3", len(rows))
+	}
+}
+
+// TestRunStreamsLikeMatch: Run reads cards a page at a time and writes
+// results in batches; what it stores is what Match computes in memory.
+func TestRunStreamsLikeMatch(t *testing.T) {
+	db := openStore(t)
+	const src = "https://registry.example"
+	var cards []reconcile.Card
+	var servers []string
+	var entries []reconcile.Entry
+	for i := range 700 {
+		host := fmt.Sprintf("h%03d.example.com", i)
+		c := reconcile.Card{Key: "https://" + host + "/card", Domains: []string{host},
+			Card: servercard.Card{Name: fmt.Sprintf("com.example.h%03d/s", i), Version: "1.0.0", Remotes: remote("https://" + host + "/mcp")}}
+		cards = append(cards, c)
+		if i%3 == 0 {
+			s := fmt.Sprintf(`{"name":"com.example.h%03d/s","version":"2.0.0","remotes":[{"type":"streamable-http","url":"https://%s/mcp"}]}`, i, host)
+			servers = append(servers, s)
+			var e reconcile.Entry
+			if err := json.Unmarshal([]byte(s), &e.Server); err != nil {
+				t.Fatal(err)
+			}
+			e.Source, e.Name, e.Version, e.Status = src, e.Server.Name, e.Server.Version, "active"
+			entries = append(entries, e)
+		}
+	}
+	for i := range 5 {
+		s := fmt.Sprintf(`{"name":"org.example/only%d","version":"1.0.0"}`, i)
+		servers = append(servers, s)
+		entries = append(entries, reconcile.Entry{Source: src, Name: fmt.Sprintf("org.example/only%d", i), Version: "1.0.0",
+			Status: "active", Server: servercard.Card{Name: fmt.Sprintf("org.example/only%d", i), Version: "1.0.0"}})
+	}
+	addCards(t, db, cards)
+	addEntries(t, db, src, servers, func(int) bool { return true })
+	if _, err := reconcile.Run(context.Background(), db, reconcile.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := reconcile.Load(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(reconcile.Match(cards, entries), loaded); diff != "" {
+		t.Errorf("stored result differs from Match (-match +stored):\n%s", diff)
 	}
 }
 
@@ -233,8 +284,8 @@ func BenchmarkReconcile20000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(res.Pairs) < n/2 {
-			b.Fatalf("only %d pairs", len(res.Pairs))
+		if res.Pairs < n/2 {
+			b.Fatalf("only %d pairs", res.Pairs)
 		}
 	}
 }
