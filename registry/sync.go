@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -412,19 +411,13 @@ func toRows(entries []Entry, v *Validator) ([]store.RegistryEntry, []string) {
 		if fl.HasError() {
 			invalid = append(invalid, e.Server.Name+"@"+e.Server.Version)
 		}
-		findings := "[]"
-		if len(fl) > 0 {
-			if b, err := json.Marshal(fl); err == nil {
-				findings = string(b)
-			}
-		}
 		r := store.RegistryEntry{
 			Name:       e.Server.Name,
 			Version:    e.Server.Version,
 			Schema:     e.Server.Schema,
 			ServerJSON: string(e.Raw),
 			Meta:       string(e.Meta),
-			Findings:   findings,
+			Findings:   fl,
 		}
 		if o := e.Official; o != nil {
 			r.Status = o.Status

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
 
 // DomainResult is everything one domain's crawl produced. It is written in a
@@ -51,7 +53,7 @@ type CatalogRecord struct {
 	SpecVersion string
 	SHA256      string
 	EntryCount  int
-	Findings    any
+	Findings    finding.List
 }
 
 // EntryRecord is one catalog entry.
@@ -80,7 +82,7 @@ type CardRecord struct {
 	Description string
 	WebsiteURL  string
 	Grade       string
-	Findings    any
+	Findings    finding.List
 	JSON        []byte
 }
 
@@ -112,7 +114,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 	defer tx.Rollback()
 
 	for _, c := range r.Catalogs {
-		findings, err := jsonText(c.Findings)
+		findings, err := findingsText(c.Findings)
 		if err != nil {
 			return err
 		}
@@ -143,7 +145,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		}
 	}
 	for _, c := range r.Cards {
-		findings, err := jsonText(c.Findings)
+		findings, err := findingsText(c.Findings)
 		if err != nil {
 			return err
 		}
@@ -420,14 +422,11 @@ func (db *DB) catalogFindingCodes(ctx context.Context, first, last string) (map[
 	defer rows.Close()
 	seen := map[string]map[string]bool{}
 	for rows.Next() {
-		var domain, raw string
-		if err := rows.Scan(&domain, &raw); err != nil {
+		var domain string
+		var fs finding.List
+		if err := rows.Scan(&domain, findingsScan{&fs}); err != nil {
 			return nil, fmt.Errorf("catalog findings: %w", err)
 		}
-		var fs []struct {
-			Code string `json:"code"`
-		}
-		_ = json.Unmarshal([]byte(raw), &fs) // written by SaveDomain; a bad row only loses its codes
 		for _, f := range fs {
 			if seen[domain] == nil {
 				seen[domain] = map[string]bool{}
@@ -446,18 +445,4 @@ func (db *DB) catalogFindingCodes(ctx context.Context, first, last string) (map[
 		sort.Strings(out[d])
 	}
 	return out, nil
-}
-
-func jsonText(v any) (string, error) {
-	if v == nil {
-		return "[]", nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("encode findings: %w", err)
-	}
-	if string(b) == "null" {
-		return "[]", nil
-	}
-	return string(b), nil
 }

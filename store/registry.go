@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
 
 // RegistryEntry is one stored server version from a registry. Timestamps are
@@ -25,7 +27,7 @@ type RegistryEntry struct {
 	Schema          string
 	ServerJSON      string
 	Meta            string
-	Findings        string
+	Findings        finding.List
 	FirstSeen       string
 	LastSeen        string
 	ChangedAt       string
@@ -113,12 +115,14 @@ func (db *DB) WriteRegistry(ctx context.Context, w RegistryWrite) error {
 			if e.Meta == "" {
 				e.Meta = "{}"
 			}
-			if e.Findings == "" {
-				e.Findings = "[]"
+			findings, err := findingsText(e.Findings)
+			if err != nil {
+				stmt.Close()
+				return err
 			}
 			if _, err := stmt.ExecContext(ctx, w.Source, e.Name, e.Version, e.Status, e.StatusMessage,
 				e.StatusChangedAt, e.PublishedAt, e.UpdatedAt, e.ReportedLatest, e.ReportedLatest, e.Schema,
-				e.ServerJSON, e.Meta, e.Findings, now, now, now); err != nil {
+				e.ServerJSON, e.Meta, findings, now, now, now); err != nil {
 				stmt.Close()
 				return fmt.Errorf("write registry entry %s %s: %w", e.Name, e.Version, err)
 			}
@@ -272,7 +276,7 @@ func scanRegistryEntry(rows *sql.Rows) (RegistryEntry, error) {
 	var e RegistryEntry
 	err := rows.Scan(&e.Source, &e.Name, &e.Version, &e.Status, &e.StatusMessage, &e.StatusChangedAt,
 		&e.PublishedAt, &e.UpdatedAt, &e.ReportedLatest, &e.IsLatest, &e.Schema, &e.ServerJSON, &e.Meta,
-		&e.Findings, &e.FirstSeen, &e.LastSeen, &e.ChangedAt)
+		findingsScan{&e.Findings}, &e.FirstSeen, &e.LastSeen, &e.ChangedAt)
 	return e, err
 }
 

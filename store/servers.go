@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
 
 // Server is one discovered server: a remote endpoint (merged on its
@@ -39,7 +41,7 @@ type CardRow struct {
 	Description string
 	WebsiteURL  string
 	Grade       string
-	Findings    string // JSON array
+	Findings    finding.List
 	JSON        string
 	FirstSeen   string
 	LastSeen    string
@@ -59,7 +61,7 @@ const cardColumns = `c.key, c.source_url, c.inline, c.sha256, c.schema, c.name, 
 
 func scanCard(dst *CardRow) []any {
 	return []any{&dst.Key, &dst.SourceURL, &dst.Inline, &dst.SHA256, &dst.Schema, &dst.Name, &dst.Title, &dst.Version,
-		&dst.Description, &dst.WebsiteURL, &dst.Grade, &dst.Findings, &dst.JSON, &dst.FirstSeen, &dst.LastSeen, &dst.ChangedAt}
+		&dst.Description, &dst.WebsiteURL, &dst.Grade, findingsScan{&dst.Findings}, &dst.JSON, &dst.FirstSeen, &dst.LastSeen, &dst.ChangedAt}
 }
 
 // Servers returns every server some domain currently lists, endpoints first

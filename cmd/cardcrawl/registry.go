@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -277,11 +276,11 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 	recs := make([]registryEntryRecord, 0, len(entries))
 	for _, en := range entries {
 		r := registryEntryRecord{Source: en.Source, Name: en.Name, Version: en.Version, Status: en.Status, IsLatest: en.IsLatest,
-			ReportedLatest: en.ReportedLatest, Schema: en.Schema, SchemaVersion: registry.SchemaVersionOf(en.Schema), Findings: []finding.Finding{}}
-		if err := json.Unmarshal([]byte(en.Findings), &r.Findings); err != nil {
-			return fmt.Errorf("stored findings of %s %s: %w", en.Name, en.Version, err)
+			ReportedLatest: en.ReportedLatest, Schema: en.Schema, SchemaVersion: registry.SchemaVersionOf(en.Schema),
+			Findings: en.Findings, Invalid: en.Findings.HasError()}
+		if r.Findings == nil {
+			r.Findings = finding.List{}
 		}
-		r.Invalid = finding.List(r.Findings).HasError()
 		if invalid && !r.Invalid {
 			continue
 		}

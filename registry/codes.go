@@ -1,0 +1,21 @@
+package registry
+
+// Finding codes this package emits for Registry entries and server.json
+// documents. They are stable: the store, the CLI and scripts match on them.
+const (
+	CodeEntryNotObject            = "entry_not_object"             // error
+	CodeEntryUnreadable           = "entry_unreadable"             // error
+	CodeMetaNotObject             = "meta_not_object"              // warning
+	CodeNotJSON                   = "not_json"                     // error
+	CodeNotObject                 = "not_object"                   // error
+	CodeOfficialMetaUnreadable    = "official_meta_unreadable"     // warning
+	CodeSchemaFieldRequired       = "schema_field_required"        // error
+	CodeSchemaUnknown             = "schema_unknown"               // error
+	CodeSchemaVersionDeprecated   = "schema_version_deprecated"    // warning
+	CodeSchemaVersionNotAvailable = "schema_version_not_available" // error
+	CodeSchemaViolation           = "schema_violation"             // error
+	CodeServerFieldsUnreadable    = "server_fields_unreadable"     // warning
+	CodeServerMissingKey          = "server_missing_key"           // error
+	CodeServerNotObject           = "server_not_object"            // error
+	CodeVersionInVersionDetail    = "version_in_version_detail"    // error
+)
