@@ -26,7 +26,7 @@ import (
 // Options configure a crawl. Zero values take the documented defaults.
 type Options struct {
 	Fetch     *fetch.Client
-	Store     *store.DB
+	Store     Store
 	Validator *servercard.Validator
 	Logger    *slog.Logger
 

@@ -15,6 +15,7 @@ import (
 	"github.com/cardcrawl/cardcrawl/discover"
 	"github.com/cardcrawl/cardcrawl/discover/probe"
 	"github.com/cardcrawl/cardcrawl/internal/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/pipeline"
 	"github.com/cardcrawl/cardcrawl/internal/termsafe"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -211,7 +212,7 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, 
 		return discover.Summary{}, fmt.Errorf("load server card schema: %w", err)
 	}
 	opts := discover.Options{
-		Fetch: s.client, Store: s.store, Validator: v, Logger: s.log, Concurrency: s.net.concurrency,
+		Fetch: s.client, Validator: v, Logger: s.log, Concurrency: s.net.concurrency,
 		Force: s.flags.force, FollowLinks: s.flags.followLinks, LegacyPaths: s.flags.legacyPaths,
 		MaxDepth: depthOption(s.flags.maxDepth), MaxEntries: s.flags.maxEntries, DomainTimeout: s.flags.domainTimeout,
 		MaxCards: s.flags.maxCards, MaxCatalogs: s.flags.maxCatalogs, MaxRemotes: s.flags.maxRemotes,
@@ -234,19 +235,11 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, 
 			drawn = true
 		}
 	}
-	sum, err := discover.Crawl(ctx, opts, domains)
+	sum, _, err := pipeline.Crawl(ctx, s.store, opts, domains, pipeline.Options{Logger: s.log})
 	if drawn {
 		fmt.Fprintln(e.stderr)
 	}
-	if err != nil || sum.Interrupted {
-		return sum, err
-	}
-	// Cards changed: the card ↔ Registry comparison and the namespace list
-	// follow, so `diff` and `namespaces` never show a stale picture.
-	if _, err := recomputeAfterSync(ctx, s.store, s.log); err != nil {
-		return sum, fmt.Errorf("reconcile after the crawl: %w", err)
-	}
-	return sum, nil
+	return sum, err
 }
 
 func printSummary(w io.Writer, s discover.Summary) error {

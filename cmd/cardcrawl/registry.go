@@ -6,15 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
+	"github.com/cardcrawl/cardcrawl/internal/pipeline"
 	"github.com/cardcrawl/cardcrawl/registry"
-	"github.com/cardcrawl/cardcrawl/registry/namespace"
-	"github.com/cardcrawl/cardcrawl/registry/reconcile"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -124,33 +122,31 @@ func runRegistrySync(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 
-	var res registry.SyncResult
-	var syncErr error
+	po := pipeline.Options{Logger: log}
+	var out pipeline.Synced
+	var recErr error
 	if client != nil {
-		so := registry.SyncOptions{Client: client, Store: st, Validator: val, Full: full, Logger: log}
+		so := registry.SyncOptions{Client: client, Validator: val, Full: full, Logger: log}
 		if e.stderrTTY {
 			so.Progress = func(pages, entries int) {
 				fmt.Fprintf(e.stderr, "\r\033[K%s: %d page(s), %d entries stored", baseURL, pages, entries)
 			}
 		}
-		res, syncErr = registry.Sync(ctx, so)
-		if e.stderrTTY && res.Pages > 0 {
+		out, recErr = pipeline.Sync(ctx, st, so, po)
+		if e.stderrTTY && out.Result.Pages > 0 {
 			fmt.Fprintln(e.stderr)
 		}
 	} else {
-		res, syncErr = registry.ImportDump(ctx, registry.ImportOptions{Store: st, Source: dumpSource(fs, baseURL, fromFile), Validator: val, Logger: log}, body)
+		out, recErr = pipeline.Import(ctx, st, registry.ImportOptions{Source: dumpSource(fs, baseURL, fromFile), Validator: val, Logger: log}, body, po)
 	}
-	report := registrySyncReport{Sync: res}
+	res, syncErr := out.Result, out.SyncErr
+	report := registrySyncReport{Sync: res, Reconcile: reconcileCountsOf(out.Recomputed)}
 	if syncErr != nil {
 		report.Error = syncErr.Error()
 	}
 	// Whatever was stored is reconciled, even after a partial sync.
-	if ctx.Err() == nil {
-		counts, err := recomputeAfterSync(ctx, st, log)
-		if err != nil {
-			return errors.Join(syncErr, err)
-		}
-		report.Reconcile = counts
+	if recErr != nil {
+		return errors.Join(syncErr, recErr)
 	}
 	if asJSON {
 		if err := writeJSON(e.stdout, report); err != nil {
@@ -170,17 +166,13 @@ func runRegistrySync(ctx context.Context, e *env, args []string) error {
 	return syncErr
 }
 
-// recomputeAfterSync refreshes the reconciliation and the namespace list
-// (offline; earlier network checks are kept).
-func recomputeAfterSync(ctx context.Context, st *store.DB, log *slog.Logger) (*reconcileCounts, error) {
-	rec, err := reconcile.Run(ctx, st, reconcile.Options{Logger: log})
-	if err != nil {
-		return nil, err
+// reconcileCountsOf reports what the reconciliation after a sync found;
+// nil when it did not run.
+func reconcileCountsOf(r *pipeline.Recomputed) *reconcileCounts {
+	if r == nil {
+		return nil
 	}
-	if _, err := namespace.Run(ctx, st, namespace.RunOptions{}); err != nil {
-		return nil, err
-	}
-	return &reconcileCounts{Pairs: rec.Pairs, CardOnly: rec.CardOnly, RegistryOnly: rec.RegistryOnly}, nil
+	return &reconcileCounts{Pairs: r.Reconcile.Pairs, CardOnly: r.Reconcile.CardOnly, RegistryOnly: r.Reconcile.RegistryOnly}
 }
 
 func readInput(e *env, path string) ([]byte, error) {
