@@ -24,3 +24,10 @@ const (
 	CodeSpecVersionMissing     = "spec_version_missing"     // warning
 	CodeSpecVersionUnsupported = "spec_version_unsupported" // error
 )
+
+// RulesVersion names the rules of catalog.Parse. It is stored with every
+// judgement they make; change it whenever a change to them would judge a
+// stored document differently (a new finding, another severity or grade),
+// so that `crawl --revalidate` and the next Registry sync re-judge stored
+// documents without fetching them again.
+const RulesVersion = "catalog/1"

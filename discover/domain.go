@@ -391,7 +391,7 @@ func (d *domainCrawl) walk(ctx context.Context, cat *catalog.Catalog, findings f
 	}
 	d.result.Catalogs = append(d.result.Catalogs, store.CatalogRecord{
 		URL: n.key, ParentURL: n.parent, Depth: n.depth, BaseURL: base, SpecVersion: cat.SpecVersion,
-		SHA256: n.sha, EntryCount: cat.EntryCount, Findings: nonNilFindings(findings),
+		SHA256: n.sha, EntryCount: cat.EntryCount, Findings: nonNilFindings(findings), JudgedBy: catalog.RulesVersion,
 	})
 }
 
@@ -534,7 +534,7 @@ func (d *domainCrawl) card(catalogKey string, e catalog.Entry, key, sourceURL st
 	d.result.Cards = append(d.result.Cards, store.CardRecord{
 		Key: key, SourceURL: sourceURL, Inline: inline, SHA256: sha, Schema: card.Schema, Name: card.Name,
 		Title: card.Title, Version: card.Version, Description: card.Description, WebsiteURL: card.WebsiteURL,
-		Grade: string(res.Grade), Findings: nonNilFindings(findings), JSON: cardJSON,
+		Grade: string(res.Grade), Findings: nonNilFindings(findings), JSON: cardJSON, JudgedBy: servercard.RulesVersion,
 	})
 	listed := 0
 	for _, r := range card.Remotes {

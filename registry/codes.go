@@ -19,3 +19,10 @@ const (
 	CodeServerNotObject           = "server_not_object"            // error
 	CodeVersionInVersionDetail    = "version_in_version_detail"    // error
 )
+
+// RulesVersion names the rules of the server.json Validator and the entry parser. It is stored with every
+// judgement they make; change it whenever a change to them would judge a
+// stored document differently (a new finding, another severity or grade),
+// so that `crawl --revalidate` and the next Registry sync re-judge stored
+// documents without fetching them again.
+const RulesVersion = "registry/1"

@@ -418,6 +418,7 @@ func toRows(entries []Entry, v *Validator) ([]store.RegistryEntry, []string) {
 			ServerJSON: string(e.Raw),
 			Meta:       string(e.Meta),
 			Findings:   fl,
+			JudgedBy:   RulesVersion,
 		}
 		if o := e.Official; o != nil {
 			r.Status = o.Status

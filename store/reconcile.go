@@ -38,7 +38,7 @@ func (db *DB) listedCardPage(ctx context.Context, after string) ([]ReconcileCard
 		err := rows.Scan(&c.Key, &c.JSON)
 		return c, err
 	}, `SELECT c.key, c.json FROM cards c
-		WHERE c.key > ? AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1)
+		WHERE c.key > ? AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = TRUE)
 		ORDER BY c.key LIMIT ?`, after, cardPage)
 	if err != nil {
 		return nil, fmt.Errorf("read cards: %w", err)
@@ -51,7 +51,7 @@ func (db *DB) listedCardPage(ctx context.Context, after string) ([]ReconcileCard
 		index[c.Key] = i
 	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT DISTINCT card_key, domain FROM listings
-		WHERE active = 1 AND card_key >= ? AND card_key <= ? ORDER BY card_key, domain`, cards[0].Key, cards[len(cards)-1].Key)
+		WHERE active = TRUE AND card_key >= ? AND card_key <= ? ORDER BY card_key, domain`, cards[0].Key, cards[len(cards)-1].Key)
 	if err != nil {
 		return nil, fmt.Errorf("read listings: %w", err)
 	}
@@ -292,7 +292,7 @@ func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, sweep str
 		if r.Result == "" {
 			r.Result = "{}"
 		}
-		if _, err := stmt.ExecContext(ctx, r.Namespace, r.Kind, r.Domain, r.Method, r.Result, r.CheckedAt, sweep); err != nil {
+		if _, err := stmt.ExecContext(ctx, r.Namespace, r.Kind, r.Domain, r.Method, r.Result, normTime(r.CheckedAt), sweep); err != nil {
 			return fmt.Errorf("save namespace %s: %w", r.Namespace, err)
 		}
 	}
@@ -368,12 +368,12 @@ func (db *DB) EachNamedDoc(ctx context.Context, fn func(NamedDoc) error) error {
 	cards := &docStream{next: func(after docKey) ([]namedRow, error) {
 		return db.namedPage(ctx, `SELECT c.name, c.key, '', c.json FROM cards c
 			WHERE (c.name, c.key) > (?, ?)
-			  AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1)
+			  AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = TRUE)
 			ORDER BY c.name, c.key LIMIT ?`, after.name, after.key, cardPage)
 	}}
 	entries := &docStream{next: func(after docKey) ([]namedRow, error) {
 		return db.namedPage(ctx, `SELECT name, source, version, server_json FROM registry_entries
-			WHERE is_latest = 1 AND (name, source, version) > (?, ?, ?)
+			WHERE is_latest = TRUE AND (name, source, version) > (?, ?, ?)
 			ORDER BY name, source, version LIMIT ?`, after.name, after.key, after.version, registryPage)
 	}}
 	for {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sort"
 
@@ -185,25 +184,4 @@ func (db *DB) activeListings(ctx context.Context) (map[string][]Listing, error) 
 		out[norm] = append(out[norm], l)
 	}
 	return out, rows.Err()
-}
-
-// Stats are whole-database counts for summaries.
-type Stats struct {
-	Domains, DomainsWithCatalog, Cards, Remotes, Observations int
-}
-
-// Stats counts what the database holds now.
-func (db *DB) Stats(ctx context.Context) (Stats, error) {
-	var s Stats
-	err := db.sql.QueryRowContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM domains),
-		(SELECT COUNT(*) FROM domains WHERE outcome = 'catalog'),
-		(SELECT COUNT(DISTINCT card_key) FROM listings WHERE active = 1),
-		(SELECT COUNT(DISTINCT remote_norm) FROM listings WHERE active = 1 AND remote_norm <> ''),
-		(SELECT COUNT(*) FROM observations)`).
-		Scan(&s.Domains, &s.DomainsWithCatalog, &s.Cards, &s.Remotes, &s.Observations)
-	if err != nil && err != sql.ErrNoRows {
-		return s, fmt.Errorf("stats: %w", err)
-	}
-	return s, nil
 }

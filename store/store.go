@@ -276,6 +276,20 @@ const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
 
+// normTime rewrites an RFC 3339 timestamp a caller passes as text (the
+// Registry's, for one) into the stored format; "" and text that is not a
+// timestamp are kept as they are.
+func normTime(s string) string {
+	if s == "" {
+		return s
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return ts(t)
+}
+
 // migrate applies every embedded migration not yet recorded, in file-name
 // order, all in one immediate transaction: the write lock is taken first
 // and the applied set read after it, so two processes opening a fresh file
