@@ -268,11 +268,13 @@ type Validators struct {
 	FinalURL     string
 }
 
+const lastValidatorsQuery = `SELECT etag, last_modified, sha256, final_url FROM observations
+	WHERE url = ? AND sha256 <> '' ORDER BY id DESC LIMIT 1`
+
 // LastValidators returns the validators of the most recent fetch of url that
 // produced a body (a 200), or ok=false when there is none.
 func (db *DB) LastValidators(ctx context.Context, url string) (v Validators, ok bool, err error) {
-	err = db.sql.QueryRowContext(ctx, `SELECT etag, last_modified, sha256, final_url FROM observations
-		WHERE url = ? AND sha256 <> '' ORDER BY id DESC LIMIT 1`, url).
+	err = db.sql.QueryRowContext(ctx, lastValidatorsQuery, url).
 		Scan(&v.ETag, &v.LastModified, &v.SHA256, &v.FinalURL)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Validators{}, false, nil

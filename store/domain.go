@@ -255,6 +255,8 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 	return tx.Commit()
 }
 
+const domainCatalogsQuery = `SELECT catalog_url, parent_url FROM domain_catalogs WHERE domain = ?`
+
 // keptListings returns the domain's active listings that reach a kept card,
 // or come through a kept catalog or any catalog nested below one.
 func keptListings(ctx context.Context, tx *sql.Tx, r DomainResult) ([]ListingRecord, error) {
@@ -264,7 +266,7 @@ func keptListings(ctx context.Context, tx *sql.Tx, r DomainResult) ([]ListingRec
 	catalogs := map[string]bool{}
 	children := map[string][]string{}
 	if err := func() error {
-		rows, err := tx.QueryContext(ctx, `SELECT catalog_url, parent_url FROM domain_catalogs WHERE domain = ?`, r.Domain)
+		rows, err := tx.QueryContext(ctx, domainCatalogsQuery, r.Domain)
 		if err != nil {
 			return err
 		}
@@ -445,11 +447,13 @@ func (db *DB) domainPage(ctx context.Context, after string) ([]DomainRow, error)
 	return out, nil
 }
 
+const catalogFindingsQuery = `SELECT dc.domain, c.findings FROM domain_catalogs dc
+	JOIN catalogs c ON c.url = dc.catalog_url WHERE dc.domain >= ? AND dc.domain <= ?`
+
 // catalogFindingCodes maps each domain in [first, last] to the sorted,
 // distinct finding codes of its catalogs.
 func (db *DB) catalogFindingCodes(ctx context.Context, first, last string) (map[string][]string, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT dc.domain, c.findings FROM domain_catalogs dc
-		JOIN catalogs c ON c.url = dc.catalog_url WHERE dc.domain >= ? AND dc.domain <= ?`, first, last)
+	rows, err := db.sql.QueryContext(ctx, catalogFindingsQuery, first, last)
 	if err != nil {
 		return nil, fmt.Errorf("catalog findings: %w", err)
 	}

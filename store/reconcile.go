@@ -229,10 +229,12 @@ func (db *DB) ReplaceReconcile(ctx context.Context, rows []ReconcileRow) error {
 	return nil
 }
 
+const reconcileResultsQuery = `SELECT kind, card_key, card_name, source, name, version, status, basis, detail,
+  diffs, computed_at FROM reconcile_results ORDER BY id`
+
 // ReconcileResults returns the stored reconciliation in insertion order.
 func (db *DB) ReconcileResults(ctx context.Context) ([]ReconcileRow, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT kind, card_key, card_name, source, name, version, status, basis, detail,
-  diffs, computed_at FROM reconcile_results ORDER BY id`)
+	rows, err := db.sql.QueryContext(ctx, reconcileResultsQuery)
 	if err != nil {
 		return nil, fmt.Errorf("read reconciliation: %w", err)
 	}
