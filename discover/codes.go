@@ -16,3 +16,16 @@ const (
 	CodeNestingTooDeep            = "nesting_too_deep"            // warning
 	CodeRemotesTruncated          = "remotes_truncated"           // warning
 )
+
+// CrawlCode reports whether code is one the crawl adds (above) rather
+// than one a parser found in the document: re-judging a stored document
+// with newer rules replaces the parser's findings and keeps these.
+func CrawlCode(code string) bool {
+	switch code {
+	case CodeCardURLUnresolvable, CodeCardsTruncated, CodeCatalogCycle, CodeCatalogsTruncated, CodeFoundViaLink,
+		CodeLegacyLocation, CodeNestedCatalogFailed, CodeNestedCatalogInvalid, CodeNestedCatalogUnresolvable,
+		CodeNestingTooDeep, CodeRemotesTruncated:
+		return true
+	}
+	return false
+}

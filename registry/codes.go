@@ -1,5 +1,7 @@
 package registry
 
+import "github.com/cardcrawl/cardcrawl/internal/finding"
+
 // Finding codes this package emits for Registry entries and server.json
 // documents. They are stable: the store, the CLI and scripts match on them.
 const (
@@ -26,3 +28,17 @@ const (
 // so that `crawl --revalidate` and the next Registry sync re-judge stored
 // documents without fetching them again.
 const RulesVersion = "registry/1"
+
+// Revalidate re-judges a stored entry's server.json with v: the findings
+// the entry parser made from the response around it (old, codes below) are
+// kept, and the validator's are replaced, as a sync would store them today.
+func Revalidate(v *Validator, old finding.List, serverJSON []byte) finding.List {
+	var fl finding.List
+	for _, f := range old {
+		switch f.Code {
+		case CodeMetaNotObject, CodeOfficialMetaUnreadable, CodeServerFieldsUnreadable, CodeVersionInVersionDetail:
+			fl = append(fl, f)
+		}
+	}
+	return append(fl, v.Validate(serverJSON)...)
+}

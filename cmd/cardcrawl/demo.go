@@ -87,10 +87,11 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 
 	fmt.Fprintf(e.stdout, "Simulated web: %d domains on https://%s (reached with --connect-to %s)\n\n", len(domains), web.Addr(), web.ConnectTo())
 	cf.force = true // a demo always shows a full crawl, even into a reused database
-	sum, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf}, discover.Names(domains...))
+	crawled, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf}, discover.Names(domains...))
 	if err != nil {
 		return err
 	}
+	sum := crawled.Summary
 	if err := printSummary(e.stdout, sum); err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	report := registrySyncReport{Sync: out.Result, Reconcile: reconcileCountsOf(out.Recomputed)}
+	report := registrySyncReport{Sync: out.Result, Revalidated: out.Revalidated, Reconcile: reconcileCountsOf(out.Recomputed)}
 	if out.SyncErr != nil {
 		report.Error = out.SyncErr.Error()
 	}

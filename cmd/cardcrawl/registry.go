@@ -22,9 +22,12 @@ func init() {
 
 // registrySyncReport is the --json output of `registry sync`.
 type registrySyncReport struct {
-	Sync      registry.SyncResult `json:"sync"`
-	Error     string              `json:"error,omitempty"`
-	Reconcile *reconcileCounts    `json:"reconcile,omitempty"`
+	Sync  registry.SyncResult `json:"sync"`
+	Error string              `json:"error,omitempty"`
+	// Revalidated counts stored entries an older validator had judged,
+	// re-validated after the sync without fetching them.
+	Revalidated int              `json:"revalidated,omitempty"`
+	Reconcile   *reconcileCounts `json:"reconcile,omitempty"`
 }
 
 type reconcileCounts struct {
@@ -140,7 +143,7 @@ func runRegistrySync(ctx context.Context, e *env, args []string) error {
 		out, recErr = pipeline.Import(ctx, st, registry.ImportOptions{Source: dumpSource(fs, baseURL, fromFile), Validator: val, Logger: log}, body, po)
 	}
 	res, syncErr := out.Result, out.SyncErr
-	report := registrySyncReport{Sync: res, Reconcile: reconcileCountsOf(out.Recomputed)}
+	report := registrySyncReport{Sync: res, Revalidated: out.Revalidated, Reconcile: reconcileCountsOf(out.Recomputed)}
 	if syncErr != nil {
 		report.Error = syncErr.Error()
 	}
@@ -216,6 +219,9 @@ func printSyncReport(w io.Writer, r registrySyncReport) error {
 	}
 	if r.Error != "" {
 		out.printf("stopped: %s\n", r.Error)
+	}
+	if r.Revalidated > 0 {
+		out.printf("re-validated %d stored entries with the current rules\n", r.Revalidated)
 	}
 	if c := r.Reconcile; c != nil {
 		out.printf("reconciled: %d matched pairs, %d card-only, %d registry-only (see 'cardcrawl diff')\n",

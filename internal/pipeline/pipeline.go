@@ -12,9 +12,11 @@ import (
 	"log/slog"
 
 	"github.com/cardcrawl/cardcrawl/discover"
+	"github.com/cardcrawl/cardcrawl/internal/revalidate"
 	"github.com/cardcrawl/cardcrawl/registry"
 	"github.com/cardcrawl/cardcrawl/registry/namespace"
 	"github.com/cardcrawl/cardcrawl/registry/reconcile"
+	"github.com/cardcrawl/cardcrawl/servercard"
 )
 
 // Store is everything the steps use, each declared by the package that
@@ -24,6 +26,8 @@ type Store interface {
 	registry.Store
 	reconcile.Store
 	namespace.Store
+	revalidate.Documents
+	revalidate.Entries
 }
 
 // Options configure the steps that follow a change.
@@ -32,6 +36,10 @@ type Options struct {
 	// Namespaces configures the namespace step. Without a Checker it is
 	// offline and keeps the outcome of earlier network checks.
 	Namespaces namespace.RunOptions
+	// Revalidate re-judges, before a crawl, the stored cards and catalogs
+	// that older rules judged (crawl --revalidate); the crawl itself then
+	// judges what it fetches.
+	Revalidate bool
 }
 
 // Recomputed is what the steps after a change produced.
@@ -40,30 +48,54 @@ type Recomputed struct {
 	Namespaces namespace.Summary
 }
 
-// Crawl runs a crawl of domains into st (opts.Store is set to st), then the
-// steps that follow. An interrupted or failed crawl stops there: what it
-// stored is reconciled by the next run. rec is nil when those steps did
-// not run.
-func Crawl(ctx context.Context, st Store, crawl discover.Options, domains iter.Seq2[string, error], opts Options) (sum discover.Summary, rec *Recomputed, err error) {
+// Crawled is what a crawl did, what was re-judged before it (with
+// Options.Revalidate), and what the steps after it produced (nil when they
+// did not run).
+type Crawled struct {
+	Summary     discover.Summary
+	Revalidated revalidate.Summary
+	Recomputed  *Recomputed
+}
+
+// Crawl runs a crawl of domains into st (crawl.Store is set to st), then
+// the steps that follow. An interrupted or failed crawl stops there: what
+// it stored is reconciled by the next run.
+func Crawl(ctx context.Context, st Store, crawl discover.Options, domains iter.Seq2[string, error], opts Options) (Crawled, error) {
+	var out Crawled
 	crawl.Store = st
-	sum, err = discover.Crawl(ctx, crawl, domains)
+	if opts.Revalidate {
+		v := crawl.Validator
+		if v == nil {
+			var err error
+			if v, err = servercard.NewValidator(); err != nil {
+				return out, err
+			}
+		}
+		var err error
+		if out.Revalidated, err = revalidate.Crawled(ctx, st, v); err != nil {
+			return out, err
+		}
+	}
+	sum, err := discover.Crawl(ctx, crawl, domains)
+	out.Summary = sum
 	if err != nil || sum.Interrupted {
-		return sum, nil, err
+		return out, err
 	}
-	rec, err = Recompute(ctx, st, opts)
-	if err != nil {
-		return sum, nil, fmt.Errorf("reconcile after the crawl: %w", err)
+	if out.Recomputed, err = Recompute(ctx, st, opts); err != nil {
+		return out, fmt.Errorf("reconcile after the crawl: %w", err)
 	}
-	return sum, rec, nil
+	return out, nil
 }
 
 // Synced is what a Registry sync or import did: its result, the error that
-// stopped it (entries stored before it are kept), and what the steps after
-// it produced (nil when they did not run).
+// stopped it (entries stored before it are kept), how many stored entries an
+// older validator had judged and were re-validated, and what the steps
+// after it produced (nil when they did not run).
 type Synced struct {
-	Result     registry.SyncResult
-	SyncErr    error
-	Recomputed *Recomputed
+	Result      registry.SyncResult
+	SyncErr     error
+	Revalidated int
+	Recomputed  *Recomputed
 }
 
 // Sync mirrors a registry into st (sync.Store is set to st), then runs the
@@ -71,21 +103,42 @@ type Synced struct {
 // error is theirs; the sync's own is in Synced.SyncErr.
 func Sync(ctx context.Context, st Store, sync registry.SyncOptions, opts Options) (Synced, error) {
 	sync.Store = st
+	if sync.Validator == nil {
+		v, err := registry.NewValidator()
+		if err != nil {
+			return Synced{}, err
+		}
+		sync.Validator = v
+	}
 	res, err := registry.Sync(ctx, sync)
-	return after(ctx, st, opts, Synced{Result: res, SyncErr: err})
+	return after(ctx, st, opts, sync.Validator, Synced{Result: res, SyncErr: err})
 }
 
 // Import stores an offline Registry dump (imp.Store is set to st), then
 // runs the steps that follow, as Sync does.
 func Import(ctx context.Context, st Store, imp registry.ImportOptions, body []byte, opts Options) (Synced, error) {
 	imp.Store = st
+	if imp.Validator == nil {
+		v, err := registry.NewValidator()
+		if err != nil {
+			return Synced{}, err
+		}
+		imp.Validator = v
+	}
 	res, err := registry.ImportDump(ctx, imp, body)
-	return after(ctx, st, opts, Synced{Result: res, SyncErr: err})
+	return after(ctx, st, opts, imp.Validator, Synced{Result: res, SyncErr: err})
 }
 
-func after(ctx context.Context, st Store, opts Options, s Synced) (Synced, error) {
+// after re-validates the stored entries an older validator judged (a
+// delta sync fetches only what changed), then recomputes.
+func after(ctx context.Context, st Store, opts Options, v *registry.Validator, s Synced) (Synced, error) {
 	if ctx.Err() != nil {
 		return s, nil
+	}
+	n, err := revalidate.Registry(ctx, st, v)
+	s.Revalidated = n
+	if err != nil {
+		return s, err
 	}
 	rec, err := Recompute(ctx, st, opts)
 	s.Recomputed = rec

@@ -54,6 +54,7 @@ func Run(t *testing.T, open Open) {
 		{"Registry", testRegistry},
 		{"Reconcile", testReconcile},
 		{"Namespaces", testNamespaces},
+		{"Judgements", testJudgements},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })
 	}
@@ -441,5 +442,52 @@ func testNamespaces(t *testing.T, open Open) {
 	}
 	if !slices.IsSorted(names) {
 		t.Errorf("names not sorted: %v", names)
+	}
+}
+
+// testJudgements: documents judged by another rules version are listed
+// with their stored body, and a new judgement replaces findings and
+// version, so the document is not listed again.
+func testJudgements(t *testing.T, open Open) {
+	ctx, c := context.Background(), newClock()
+	st := open(t, c.now)
+	body := []byte(`{"name":"com.example/a.example"}`)
+	check(t, st.AddObservation(ctx, store.Observation{Domain: "a.example", Kind: "card", URL: "https://a.example/card",
+		FetchedAt: c.now(), Status: 200, SHA256: "h-a.example"}, body))
+	_, err := st.Enqueue(ctx, []string{"a.example"}, store.EnqueueOptions{})
+	check(t, err)
+	check(t, st.SaveDomain(ctx, result("a.example", 1)))
+	var stale []store.Judged
+	check(t, st.EachStaleCard(ctx, "servercard/next", func(j store.Judged) error { stale = append(stale, j); return nil }))
+	if len(stale) != 1 || string(stale[0].Body) != string(body) || stale[0].JudgedBy != "servercard/test" {
+		t.Fatalf("stale cards %+v", stale)
+	}
+	check(t, st.SaveCardJudgement(ctx, store.Judgement{Key: stale[0].Key, SHA256: stale[0].SHA256, Grade: "near_conformant",
+		JudgedBy: "servercard/next"}))
+	stale = nil
+	check(t, st.EachStaleCard(ctx, "servercard/next", func(j store.Judged) error { stale = append(stale, j); return nil }))
+	if len(stale) != 0 {
+		t.Errorf("still stale after re-judging: %+v", stale)
+	}
+	var catalogs []string
+	check(t, st.EachStaleCatalog(ctx, "catalog/next", func(j store.Judged) error { catalogs = append(catalogs, j.Key); return nil }))
+	diff(t, "stale catalogs", []string{"https://a.example/.well-known/ai-catalog.json"}, catalogs)
+
+	check(t, st.WriteRegistry(ctx, store.RegistryWrite{Source: "r", Entries: []store.RegistryEntry{
+		{Name: "com.example/a", Version: "1", ServerJSON: `{}`, JudgedBy: "registry/old"}}}))
+	var entries []store.StaleRegistryEntry
+	check(t, st.EachStaleRegistryEntry(ctx, "registry/new", func(e store.StaleRegistryEntry) error {
+		entries = append(entries, e)
+		return nil
+	}))
+	if len(entries) != 1 {
+		t.Fatalf("stale entries %+v", entries)
+	}
+	entries[0].Findings = finding.List{{Severity: finding.Error, Code: "schema_field_required", Message: "m"}}
+	check(t, st.SaveRegistryJudgement(ctx, entries[0], "registry/new"))
+	es, err := st.RegistryEntries(ctx, store.RegistryFilter{})
+	check(t, err)
+	if len(es) != 1 || es[0].JudgedBy != "registry/new" || !es[0].Findings.HasError() {
+		t.Errorf("entry after re-validation %+v", es)
 	}
 }
