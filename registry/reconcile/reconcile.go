@@ -5,8 +5,9 @@
 // that listed the card (never at or above a public suffix such as co.uk).
 // Cards and entries left unmatched are results too.
 //
-// Match is pure; Run reads the store, matches, and replaces the stored
-// results in one transaction.
+// Match is pure; Run reads the store through the small Store interface
+// declared here, matches, and replaces the stored results as a whole.
+// internal/pipeline runs it after every crawl and Registry sync.
 package reconcile
 
 import (
