@@ -68,6 +68,7 @@ func TestUpgradeKeepsData(t *testing.T) {
 			('r', 'com.example/a', '1.0.0', '2025-08-07T13:15:04Z', '2025-08-07T13:15:04.28Z', '', '{}', '`+then+`', '`+then+`', '`+then+`')`,
 		`INSERT INTO registry_sync (source, watermark, last_done_at, updated_at) VALUES
 			('r', '2025-08-07T13:15:04.123456789Z', '2025-08-07T13:15:05.5Z', '`+then+`')`,
+		`INSERT INTO namespaces (namespace, kind, checked_at) VALUES ('com.example', 'domain', '2026-07-01T00:00:00Z')`,
 	)
 	db, err := Open(ctx, path, Options{})
 	if err != nil {
@@ -83,7 +84,7 @@ func TestUpgradeKeepsData(t *testing.T) {
 		return n
 	}
 	for table, want := range map[string]int{"domains": 1, "catalogs": 2, "entries": 1, "cards": 1, "remotes": 1,
-		"listings": 1, "registry_entries": 1, "registry_sync": 1, "domain_catalogs": 2} {
+		"listings": 1, "registry_entries": 1, "registry_sync": 1, "domain_catalogs": 2, "namespaces": 1} {
 		if got := count(table); got != want {
 			t.Errorf("%s: %d row(s) after the upgrade, want %d", table, got, want)
 		}
@@ -118,6 +119,10 @@ func TestUpgradeKeepsData(t *testing.T) {
 	}
 	if st.Watermark != "2025-08-07T13:15:04.123456789Z" || st.LastDoneAt != "2025-08-07T13:15:05.500000000Z" {
 		t.Errorf("sync state times %q %q", st.Watermark, st.LastDoneAt)
+	}
+	ns, _, err := db.Namespace(ctx, "com.example")
+	if err != nil || ns.CheckedAt != "2026-07-01T00:00:00.000000000Z" {
+		t.Errorf("namespace checked at %q (%v)", ns.CheckedAt, err)
 	}
 	for _, idx := range []string{"catalogs_domain", "observations_domain", "reconcile_results_kind"} {
 		var n int

@@ -89,55 +89,35 @@ DROP INDEX reconcile_results_kind;
 
 -- One timestamp format: RFC 3339 UTC with a fixed nine-digit fraction, which
 -- sorts as text. The Registry columns held RFC3339Nano (trailing zeros
--- dropped, so "…:05Z" sorted after "…:05.5Z"); pad them.
-UPDATE registry_entries SET status_changed_at = CASE
-    WHEN length(status_changed_at) = 20 AND substr(status_changed_at, 20, 1) = 'Z'
-      THEN substr(status_changed_at, 1, 19) || '.000000000Z'
-    WHEN length(status_changed_at) BETWEEN 22 AND 29 AND substr(status_changed_at, 20, 1) = '.' AND substr(status_changed_at, length(status_changed_at), 1) = 'Z'
-      THEN substr(status_changed_at, 1, length(status_changed_at) - 1) || substr('000000000', 1, 30 - length(status_changed_at)) || 'Z'
-    ELSE status_changed_at END,
-  published_at = CASE
-    WHEN length(published_at) = 20 AND substr(published_at, 20, 1) = 'Z'
-      THEN substr(published_at, 1, 19) || '.000000000Z'
-    WHEN length(published_at) BETWEEN 22 AND 29 AND substr(published_at, 20, 1) = '.' AND substr(published_at, length(published_at), 1) = 'Z'
-      THEN substr(published_at, 1, length(published_at) - 1) || substr('000000000', 1, 30 - length(published_at)) || 'Z'
-    ELSE published_at END,
-  updated_at = CASE
-    WHEN length(updated_at) = 20 AND substr(updated_at, 20, 1) = 'Z'
-      THEN substr(updated_at, 1, 19) || '.000000000Z'
-    WHEN length(updated_at) BETWEEN 22 AND 29 AND substr(updated_at, 20, 1) = '.' AND substr(updated_at, length(updated_at), 1) = 'Z'
-      THEN substr(updated_at, 1, length(updated_at) - 1) || substr('000000000', 1, 30 - length(updated_at)) || 'Z'
-    ELSE updated_at END;
-UPDATE registry_sync SET watermark = CASE
-    WHEN length(watermark) = 20 AND substr(watermark, 20, 1) = 'Z'
-      THEN substr(watermark, 1, 19) || '.000000000Z'
-    WHEN length(watermark) BETWEEN 22 AND 29 AND substr(watermark, 20, 1) = '.' AND substr(watermark, length(watermark), 1) = 'Z'
-      THEN substr(watermark, 1, length(watermark) - 1) || substr('000000000', 1, 30 - length(watermark)) || 'Z'
-    ELSE watermark END,
-  sweep_since = CASE
-    WHEN length(sweep_since) = 20 AND substr(sweep_since, 20, 1) = 'Z'
-      THEN substr(sweep_since, 1, 19) || '.000000000Z'
-    WHEN length(sweep_since) BETWEEN 22 AND 29 AND substr(sweep_since, 20, 1) = '.' AND substr(sweep_since, length(sweep_since), 1) = 'Z'
-      THEN substr(sweep_since, 1, length(sweep_since) - 1) || substr('000000000', 1, 30 - length(sweep_since)) || 'Z'
-    ELSE sweep_since END,
-  sweep_started_at = CASE
-    WHEN length(sweep_started_at) = 20 AND substr(sweep_started_at, 20, 1) = 'Z'
-      THEN substr(sweep_started_at, 1, 19) || '.000000000Z'
-    WHEN length(sweep_started_at) BETWEEN 22 AND 29 AND substr(sweep_started_at, 20, 1) = '.' AND substr(sweep_started_at, length(sweep_started_at), 1) = 'Z'
-      THEN substr(sweep_started_at, 1, length(sweep_started_at) - 1) || substr('000000000', 1, 30 - length(sweep_started_at)) || 'Z'
-    ELSE sweep_started_at END,
-  last_full_at = CASE
-    WHEN length(last_full_at) = 20 AND substr(last_full_at, 20, 1) = 'Z'
-      THEN substr(last_full_at, 1, 19) || '.000000000Z'
-    WHEN length(last_full_at) BETWEEN 22 AND 29 AND substr(last_full_at, 20, 1) = '.' AND substr(last_full_at, length(last_full_at), 1) = 'Z'
-      THEN substr(last_full_at, 1, length(last_full_at) - 1) || substr('000000000', 1, 30 - length(last_full_at)) || 'Z'
-    ELSE last_full_at END,
-  last_done_at = CASE
-    WHEN length(last_done_at) = 20 AND substr(last_done_at, 20, 1) = 'Z'
-      THEN substr(last_done_at, 1, 19) || '.000000000Z'
-    WHEN length(last_done_at) BETWEEN 22 AND 29 AND substr(last_done_at, 20, 1) = '.' AND substr(last_done_at, length(last_done_at), 1) = 'Z'
-      THEN substr(last_done_at, 1, length(last_done_at) - 1) || substr('000000000', 1, 30 - length(last_done_at)) || 'Z'
-    ELSE last_done_at END;
+-- dropped, so "…:05Z" sorted after "…:05.5Z"): each distinct value is
+-- padded once in timestamp_fix, then every column is rewritten from it.
+CREATE TABLE timestamp_fix (old TEXT PRIMARY KEY, new TEXT NOT NULL);
+INSERT INTO timestamp_fix (old, new)
+SELECT t, CASE WHEN length(t) = 20 THEN substr(t, 1, 19) || '.000000000Z'
+               ELSE substr(t, 1, length(t) - 1) || substr('000000000', 1, 30 - length(t)) || 'Z' END
+FROM (SELECT status_changed_at AS t FROM registry_entries
+      UNION SELECT published_at FROM registry_entries
+      UNION SELECT updated_at FROM registry_entries
+      UNION SELECT watermark FROM registry_sync
+      UNION SELECT sweep_since FROM registry_sync
+      UNION SELECT sweep_started_at FROM registry_sync
+      UNION SELECT last_full_at FROM registry_sync
+      UNION SELECT last_done_at FROM registry_sync
+      UNION SELECT checked_at FROM namespaces) stamps
+WHERE (length(t) = 20 AND substr(t, 20, 1) = 'Z')
+   OR (length(t) BETWEEN 22 AND 29 AND substr(t, 20, 1) = '.' AND substr(t, length(t), 1) = 'Z');
+UPDATE registry_entries SET
+  status_changed_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = status_changed_at), status_changed_at),
+  published_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = published_at), published_at),
+  updated_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = updated_at), updated_at);
+UPDATE registry_sync SET
+  watermark = COALESCE((SELECT new FROM timestamp_fix WHERE old = watermark), watermark),
+  sweep_since = COALESCE((SELECT new FROM timestamp_fix WHERE old = sweep_since), sweep_since),
+  sweep_started_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = sweep_started_at), sweep_started_at),
+  last_full_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = last_full_at), last_full_at),
+  last_done_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = last_done_at), last_done_at);
+UPDATE namespaces SET checked_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = checked_at), checked_at);
+DROP TABLE timestamp_fix;
 
 -- Consecutive failed crawls of a domain; the store backs off on them.
 ALTER TABLE domains ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
