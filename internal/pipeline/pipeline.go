@@ -103,12 +103,9 @@ type Synced struct {
 // error is theirs; the sync's own is in Synced.SyncErr.
 func Sync(ctx context.Context, st Store, sync registry.SyncOptions, opts Options) (Synced, error) {
 	sync.Store = st
-	if sync.Validator == nil {
-		v, err := registry.NewValidator()
-		if err != nil {
-			return Synced{}, err
-		}
-		sync.Validator = v
+	var err error
+	if sync.Validator, err = validator(sync.Validator); err != nil {
+		return Synced{}, err
 	}
 	res, err := registry.Sync(ctx, sync)
 	return after(ctx, st, opts, sync.Validator, Synced{Result: res, SyncErr: err})
@@ -118,15 +115,21 @@ func Sync(ctx context.Context, st Store, sync registry.SyncOptions, opts Options
 // runs the steps that follow, as Sync does.
 func Import(ctx context.Context, st Store, imp registry.ImportOptions, body []byte, opts Options) (Synced, error) {
 	imp.Store = st
-	if imp.Validator == nil {
-		v, err := registry.NewValidator()
-		if err != nil {
-			return Synced{}, err
-		}
-		imp.Validator = v
+	var err error
+	if imp.Validator, err = validator(imp.Validator); err != nil {
+		return Synced{}, err
 	}
 	res, err := registry.ImportDump(ctx, imp, body)
 	return after(ctx, st, opts, imp.Validator, Synced{Result: res, SyncErr: err})
+}
+
+// validator is v, or a new one: the re-validation after a sync uses the
+// sync's validator.
+func validator(v *registry.Validator) (*registry.Validator, error) {
+	if v != nil {
+		return v, nil
+	}
+	return registry.NewValidator()
 }
 
 // after re-validates the stored entries an older validator judged (a

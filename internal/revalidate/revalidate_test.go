@@ -16,6 +16,16 @@ import (
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
+func openStore(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func codes(l finding.List) []string {
 	out := []string{}
 	for _, f := range l {
@@ -30,11 +40,7 @@ func codes(l finding.List) []string {
 // body of its own) is counted and left.
 func TestCrawledRejudgesFromStoredBodies(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "r.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t)
 	body := []byte(`{"name":"com.example/x","version":"1.0.0","description":"d",` +
 		`"remotes":[{"type":"streamable-http","url":"https://mcp.example/mcp"}]}`) // no $schema
 	const key = "https://a.example/card"
@@ -90,11 +96,7 @@ func TestCrawledRejudgesFromStoredBodies(t *testing.T) {
 // judged gets the current validator's findings; the parser's stay.
 func TestRegistryRevalidatesUnchangedEntries(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "r.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t)
 	server := `{"name":"com.example/a","version":"1.0.0","description":"d"}` // no $schema
 	old := finding.List{{Severity: finding.Warning, Code: registry.CodeMetaNotObject, Message: "kept"},
 		{Severity: finding.Error, Code: "retired_rule", Message: "m"}}
