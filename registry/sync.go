@@ -111,6 +111,9 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 	if err != nil {
 		return SyncResult{}, fmt.Errorf("sync %s: %w", source, err)
 	}
+	// The store keeps times in its fixed-width form; the Registry is asked,
+	// and the report told, in the Registry's own (RFC3339Nano).
+	st.Watermark, st.SweepSince, st.SweepStartedAt = restamp(st.Watermark), restamp(st.SweepSince), restamp(st.SweepStartedAt)
 	res := SyncResult{Source: source}
 	if opts.Full {
 		// A forced full sweep never resumes: it is also the way out of a
@@ -380,6 +383,15 @@ func ImportDump(ctx context.Context, opts ImportOptions, body []byte) (SyncResul
 	res.Invalid = len(invalid)
 	res.Complete = true
 	return res, nil
+}
+
+// restamp rewrites a stored RFC 3339 time as stamp would ("" stays "").
+func restamp(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return stamp(t)
 }
 
 func stamp(t time.Time) string {
