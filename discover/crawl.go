@@ -66,6 +66,9 @@ type Options struct {
 
 	// Probe configures the MCP probes that follow each domain.
 	Probe ProbeOptions
+	// ProbeRegistry also decides about (and probes, when warranted) the
+	// remotes of latest, active Registry entries, after the domains.
+	ProbeRegistry bool
 
 	// Progress, when set, is called after each domain finishes (its result
 	// saved and its probes done), from the worker that crawled it.
@@ -230,6 +233,9 @@ func Crawl(ctx context.Context, opts Options, domains iter.Seq2[string, error]) 
 	runErr := c.crawlAll(ctx, domains)
 	if runErr == nil && ctx.Err() == nil {
 		runErr = c.finishLeftovers(ctx)
+	}
+	if runErr == nil && ctx.Err() == nil && opts.ProbeRegistry {
+		runErr = c.probeRegistry(ctx)
 	}
 	// Counted once the run's writes are done, from what the store holds.
 	cards, remotes, err := opts.Store.RunTotals(context.WithoutCancel(ctx), runID)
