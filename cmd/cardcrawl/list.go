@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cardcrawl/cardcrawl/internal/category"
 	"github.com/cardcrawl/cardcrawl/internal/feed"
 	"github.com/cardcrawl/cardcrawl/internal/termsafe"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -112,8 +113,13 @@ func (a *jsonArray[T]) close() error {
 func runServers(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "servers", "[flags]", "List the servers found: one row per remote endpoint (merged on its normalised URL across\ncards and domains), then cards that declare no remote.")
 	var rf readFlags
+	var cat string
 	rf.register(fs, "print JSON (an array of feed records, as in the README)")
+	fs.StringVar(&cat, "category", "", "only servers of this category `ID` (travel, food_delivery, real_estate, health, maps_transport, finance, shopping, media; 'none' for those without)")
 	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	if err := checkCategory(cat); err != nil {
 		return err
 	}
 	st, err := rf.open(ctx, e)
@@ -126,11 +132,24 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	recs := feed.Records(servers)
+	if cat != "" {
+		want := cat
+		if cat == "none" {
+			want = ""
+		}
+		kept := recs[:0]
+		for _, r := range recs {
+			if r.Category == want {
+				kept = append(kept, r)
+			}
+		}
+		recs = kept
+	}
 	if rf.asJSON {
 		return writeJSON(e.stdout, recs)
 	}
 	out := newTextOut(e.stdout)
-	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "LISTED BY", "PROBE")
+	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "CATEGORY", "LISTED BY", "PROBE")
 	for _, r := range recs {
 		probe := "-"
 		if d := r.ProbeDecision; d != nil && d.Decision == "skip" && r.Probe == nil {
@@ -150,7 +169,7 @@ func runServers(ctx context.Context, e *env, args []string) error {
 			endpoint = "(no remote)"
 		}
 		out.row(endpoint, dash(r.Transport), dash(r.Name), dash(truncate(r.Version, 24)),
-			r.Grade, strings.Join(r.Domains(), " "), probe)
+			r.Grade, categoryCell(r), strings.Join(r.Domains(), " "), probe)
 	}
 	return out.flush()
 }
@@ -193,6 +212,33 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("write %s: %w", out, err)
 	}
 	return nil
+}
+
+// checkCategory refuses a --category that is no category id.
+func checkCategory(id string) error {
+	if id == "" || id == "none" {
+		return nil
+	}
+	rules, err := category.Load()
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, c := range rules.Categories() {
+		if string(c.ID) == id {
+			return nil
+		}
+		ids = append(ids, string(c.ID))
+	}
+	return usagef("--category must be one of %s or none, not %q", strings.Join(ids, ", "), id)
+}
+
+// categoryCell shows a category and where it came from: "travel (tools)".
+func categoryCell(r feed.Record) string {
+	if r.Category == "" {
+		return "-"
+	}
+	return r.Category + " (" + r.CategorySource + ")"
 }
 
 func validFormat(f string) bool {
