@@ -92,7 +92,7 @@ func (db *DB) CommonToolSets(ctx context.Context, minServers int) ([]string, err
 // CategorySubject is what the category rules read about one server, and
 // the hash of what they read last time.
 type CategorySubject struct {
-	Kind, Registry, Subject string
+	Kind, Registry, Subject  string
 	Name, Title, Description string
 	// ServerJSON is the Registry entry's server.json (kind registry only:
 	// its title and description are in it).

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cardcrawl/cardcrawl/discover"
 	"github.com/cardcrawl/cardcrawl/internal/category"
 	"github.com/cardcrawl/cardcrawl/internal/feed"
 	"github.com/cardcrawl/cardcrawl/internal/termsafe"
@@ -177,8 +178,9 @@ func runServers(ctx context.Context, e *env, args []string) error {
 func runExport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "export", "--format json|jsonl|csv|ai-catalog [flags]", "Write the discovered-servers feed to stdout (or --out FILE). jsonl has one record per\nendpoint; json is the Registry v0.1 list shape; ai-catalog republishes the cards as an AI Catalog.")
 	var rf readFlags
-	var format, out string
+	var format, out, publisher string
 	rf.register(fs, "")
+	fs.StringVar(&publisher, "publisher-domain", "", publisherDomainHelp)
 	fs.StringVar(&format, "format", "jsonl", "json, jsonl, csv or ai-catalog")
 	fs.StringVar(&out, "out", "", "write to `FILE` instead of stdout")
 	if err := parseNoArgs(fs, args); err != nil {
@@ -186,6 +188,9 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	if !validFormat(format) {
 		return usagef("--format must be one of %s, not %q", strings.Join(feed.Formats, ", "), format)
+	}
+	if err := checkPublisherDomain(publisher); err != nil {
+		return err
 	}
 	st, err := rf.open(ctx, e)
 	if err != nil {
@@ -196,20 +201,44 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	write := func(w io.Writer) error { return feed.Write(w, format, feed.Records(servers)) }
+	if format == "ai-catalog" {
+		write = func(w io.Writer) error {
+			cat, skipped := feed.DirectoryCatalog(feed.Records(servers), feed.CatalogOptions{PublisherDomain: publisher})
+			if skipped > 0 {
+				fmt.Fprintf(e.stderr, "%d card(s) without a publisher identifier left out; --publisher-domain mints identifiers for them\n", skipped)
+			}
+			return writeJSON(w, cat)
+		}
+	}
 	if out == "" {
-		return feed.Write(e.stdout, format, feed.Records(servers))
+		return write(e.stdout)
 	}
 	f, err := os.Create(out)
 	if err != nil {
 		return usagef("--out: %v", err)
 	}
-	if err := feed.Write(f, format, feed.Records(servers)); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}
 	// A full disk shows up at Close; the export is not done until then.
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)
+	}
+	return nil
+}
+
+const publisherDomainHelp = "your own `domain`, named as the AI Catalog's host; identifiers for cards whose publisher gave none are minted under it (urn:air:DOMAIN:mcp-server-card:HASH)"
+
+// checkPublisherDomain refuses a --publisher-domain that is no host name.
+func checkPublisherDomain(d string) error {
+	if d == "" {
+		return nil
+	}
+	norm, err := discover.NormalizeDomain(d)
+	if err != nil || norm != strings.ToLower(d) {
+		return usagef("--publisher-domain must be a domain name such as directory.example, not %q", d)
 	}
 	return nil
 }
