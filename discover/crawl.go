@@ -243,6 +243,11 @@ func Crawl(ctx context.Context, opts Options, domains iter.Seq2[string, error]) 
 		runErr = err
 	}
 	sum.Cards, sum.Remotes = cards, remotes
+	return finishRun(ctx, opts, start, &sum, runErr)
+}
+
+// finishRun records how a run ended, with its summary.
+func finishRun(ctx context.Context, opts Options, start time.Time, sum *Summary, runErr error) (Summary, error) {
 	sum.Interrupted = ctx.Err() != nil
 	sum.DurationMs = opts.Now().Sub(start).Milliseconds()
 	status := store.RunDone
@@ -252,10 +257,10 @@ func Crawl(ctx context.Context, opts Options, domains iter.Seq2[string, error]) 
 	case sum.Interrupted:
 		status = store.RunInterrupted
 	}
-	if err := opts.Store.FinishRun(runID, status, sum); err != nil && runErr == nil {
+	if err := opts.Store.FinishRun(sum.RunID, status, *sum); err != nil && runErr == nil {
 		runErr = err
 	}
-	return sum, runErr
+	return *sum, runErr
 }
 
 // Names yields the given names, for callers that have a list in hand.

@@ -58,24 +58,7 @@ func registrySync(t *testing.T, w *world, prepare func(*registrytest.Double), se
 }
 
 func (w *world) declarers(runID int64) map[string]string {
-	w.t.Helper()
-	rows, err := w.store.SQL().Query(`SELECT url, decision || ':' || reason || ' by ' || declared_by FROM probe_decisions WHERE run_id = ?`, runID)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var u, d string
-		if err := rows.Scan(&u, &d); err != nil {
-			w.t.Fatal(err)
-		}
-		if _, dup := out[u]; dup {
-			w.t.Errorf("two decisions for %s in run %d", u, runID)
-		}
-		out[u] = d
-	}
-	return out
+	return w.decisionsAs(runID, `decision || ':' || reason || ' by ' || declared_by`)
 }
 
 func TestProbeRegistryRemotes(t *testing.T) {

@@ -75,20 +75,7 @@ func ProbeRegistry(ctx context.Context, opts Options) (Summary, error) {
 	}
 	sum.RunID = runID
 	c := &crawler{opts: opts, runID: runID, sum: &sum, inflight: map[string]bool{}}
-	runErr := c.probeRegistry(ctx)
-	sum.Interrupted = ctx.Err() != nil
-	sum.DurationMs = opts.Now().Sub(start).Milliseconds()
-	status := store.RunDone
-	switch {
-	case runErr != nil:
-		status = store.RunFailed
-	case sum.Interrupted:
-		status = store.RunInterrupted
-	}
-	if err := opts.Store.FinishRun(runID, status, sum); err != nil && runErr == nil {
-		runErr = err
-	}
-	return sum, runErr
+	return finishRun(ctx, opts, start, &sum, c.probeRegistry(ctx))
 }
 
 // probeRegistry decides about, and probes when warranted, every endpoint a
