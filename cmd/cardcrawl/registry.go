@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cardcrawl/cardcrawl/discover"
+	"github.com/cardcrawl/cardcrawl/internal/category/recompute"
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/registry"
 	"github.com/cardcrawl/cardcrawl/registry/namespace"
@@ -181,7 +183,24 @@ func recomputeAfterSync(ctx context.Context, st *store.DB, log *slog.Logger) (*r
 	if _, err := namespace.Run(ctx, st, namespace.RunOptions{}); err != nil {
 		return nil, err
 	}
+	if err := recomputeCategories(ctx, st, log); err != nil {
+		return nil, err
+	}
 	return &reconcileCounts{Pairs: rec.Pairs, CardOnly: rec.CardOnly, RegistryOnly: rec.RegistryOnly}, nil
+}
+
+// recomputeCategories brings the Registry remotes and every server's
+// category up to date (both stream, and write only what changed).
+func recomputeCategories(ctx context.Context, st *store.DB, log *slog.Logger) error {
+	if err := discover.RefreshRegistryRemotes(ctx, st); err != nil {
+		return err
+	}
+	res, err := recompute.Run(ctx, st, recompute.Options{Logger: log})
+	if err != nil {
+		return fmt.Errorf("categories: %w", err)
+	}
+	log.Debug("categories recomputed", "servers", res.Servers, "changed", res.Changed, "removed", res.Removed)
+	return nil
 }
 
 func readInput(e *env, path string) ([]byte, error) {
