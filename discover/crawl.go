@@ -67,6 +67,9 @@ type Options struct {
 
 	// Probe configures the MCP probes that follow each domain.
 	Probe ProbeOptions
+	// ProbeRegistry also decides about (and probes, when warranted) the
+	// remotes of latest, active Registry entries, after the domains.
+	ProbeRegistry bool
 
 	// Progress, when set, is called after each domain finishes (its result
 	// saved and its probes done), from the worker that crawled it.
@@ -232,12 +235,20 @@ func Crawl(ctx context.Context, opts Options, domains iter.Seq2[string, error]) 
 	if runErr == nil && ctx.Err() == nil {
 		runErr = c.finishLeftovers(ctx)
 	}
+	if runErr == nil && ctx.Err() == nil && opts.ProbeRegistry {
+		runErr = c.probeRegistry(ctx)
+	}
 	// Counted once the run's writes are done, from what the store holds.
 	cards, remotes, err := opts.Store.RunTotals(context.WithoutCancel(ctx), runID)
 	if err != nil && runErr == nil {
 		runErr = err
 	}
 	sum.Cards, sum.Remotes = cards, remotes
+	return finishRun(ctx, opts, start, &sum, runErr)
+}
+
+// finishRun records how a run ended, with its summary.
+func finishRun(ctx context.Context, opts Options, start time.Time, sum *Summary, runErr error) (Summary, error) {
 	sum.Interrupted = ctx.Err() != nil
 	sum.DurationMs = opts.Now().Sub(start).Milliseconds()
 	status := store.RunDone
@@ -247,10 +258,10 @@ func Crawl(ctx context.Context, opts Options, domains iter.Seq2[string, error]) 
 	case sum.Interrupted:
 		status = store.RunInterrupted
 	}
-	if err := opts.Store.FinishRun(runID, status, sum); err != nil && runErr == nil {
+	if err := opts.Store.FinishRun(sum.RunID, status, *sum); err != nil && runErr == nil {
 		runErr = err
 	}
-	return sum, runErr
+	return *sum, runErr
 }
 
 // Names yields the given names, for callers that have a list in hand.

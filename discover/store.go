@@ -15,6 +15,7 @@ type Store interface {
 	Frontier
 	Documents
 	ProbeLog
+	RegistryRemotes
 }
 
 // Runs records crawl runs and finds the ones that stopped without finishing.
@@ -51,6 +52,15 @@ type ProbeLog interface {
 	StillDeclared(ctx context.Context, remoteNorm, cardSHA string) (bool, error)
 	PendingProbes(ctx context.Context, domain string, fn func(store.PendingRemote) error) error
 	PendingProbeDomains(ctx context.Context, runID int64, fn func(domain string) error) error
+}
+
+// RegistryRemotes keeps the remotes of latest, active Registry entries,
+// which a crawl probes too.
+type RegistryRemotes interface {
+	EachLatestActiveEntry(ctx context.Context, fn func(store.RegistryEntryDoc) error) error
+	ReplaceRegistryRemotes(ctx context.Context, e store.RegistryEntryDoc, entrySHA string, remotes []store.RegistryRemote) error
+	PruneRegistryRemotes(ctx context.Context) (int64, error)
+	EachRegistryRemote(ctx context.Context, fn func(store.DeclaredRemote) error) error
 }
 
 var _ Store = (*store.DB)(nil)

@@ -34,12 +34,15 @@ type ProbeDecision struct {
 	URL        string
 	Decision   string // probe, skip
 	Reason     string
+	// DeclaredBy says who declared the endpoint: "card:" and the card key,
+	// or "registry:" and name@version.
+	DeclaredBy string
 }
 
 // AddProbeDecision appends a decision.
 func (db *DB) AddProbeDecision(ctx context.Context, d ProbeDecision) error {
-	_, err := db.sql.ExecContext(ctx, `INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason)
-		VALUES (?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, db.Now(), d.Decision, d.Reason)
+	_, err := db.sql.ExecContext(ctx, `INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, db.Now(), d.Decision, d.Reason, d.DeclaredBy)
 	if err != nil {
 		return fmt.Errorf("add probe decision for %s: %w", d.URL, err)
 	}
@@ -170,8 +173,12 @@ func (db *DB) DecidedInRun(ctx context.Context, runID int64, remoteNorm string) 
 // probe was made against has not changed, whichever domain lists it.
 func (db *DB) StillDeclared(ctx context.Context, remoteNorm, cardSHA string) (bool, error) {
 	var one int
+	// A Registry entry declaring it is as good as a card: the probe
+	// remembers the hash of whichever document it followed.
 	err := db.sql.QueryRowContext(ctx, `SELECT 1 FROM listings l JOIN cards c ON c.key = l.card_key
-		WHERE l.remote_norm = ? AND l.active = TRUE AND c.sha256 = ? LIMIT 1`, remoteNorm, cardSHA).Scan(&one)
+		WHERE l.remote_norm = ? AND l.active = TRUE AND c.sha256 = ?
+		UNION ALL SELECT 1 FROM registry_remotes rr WHERE rr.url_norm = ? AND rr.entry_sha256 = ? LIMIT 1`,
+		remoteNorm, cardSHA, remoteNorm, cardSHA).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

@@ -25,6 +25,8 @@ type Server struct {
 	Probe    *ProbeRow // latest probe, nil when never probed
 	// Decision is the latest decision to probe the endpoint or not, and why.
 	Decision *ProbeDecision
+	// Category is the server's stored category, nil before one is computed.
+	Category *CategoryRow
 }
 
 // CardRow is a stored card, as the server list needs it.
@@ -84,6 +86,14 @@ func (db *DB) Servers(ctx context.Context) ([]Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	byEndpoint, err := db.Categories(ctx, KindEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	cardCategories, err := db.Categories(ctx, KindCard)
+	if err != nil {
+		return nil, err
+	}
 
 	var out []Server
 	rows, err := db.sql.QueryContext(ctx, `SELECT r.url_norm, r.url, r.type, r.templated, r.json, r.first_seen, r.last_seen
@@ -107,6 +117,9 @@ func (db *DB) Servers(ctx context.Context) ([]Server, error) {
 		if d, ok := decisions[s.EndpointNorm]; ok {
 			s.Decision = &d
 		}
+		if c, ok := byEndpoint[s.EndpointNorm]; ok {
+			s.Category = &c
+		}
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {
@@ -124,7 +137,11 @@ func (db *DB) Servers(ctx context.Context) ([]Server, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		c := cards[k]
-		out = append(out, Server{Card: c, Listings: byCard[k], FirstSeen: c.FirstSeen, LastSeen: c.LastSeen})
+		srv := Server{Card: c, Listings: byCard[k], FirstSeen: c.FirstSeen, LastSeen: c.LastSeen}
+		if cat, ok := cardCategories[k]; ok {
+			srv.Category = &cat
+		}
+		out = append(out, srv)
 	}
 	return out, nil
 }

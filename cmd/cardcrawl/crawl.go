@@ -40,6 +40,7 @@ type crawlFlags struct {
 	probeMode     string
 	probeMaxAge   time.Duration
 	domainTimeout time.Duration
+	probeRegistry bool
 }
 
 func (c *crawlFlags) register(fs interface {
@@ -60,6 +61,7 @@ func (c *crawlFlags) register(fs interface {
 	fs.IntVar(&c.maxProbes, "max-probes", 16, "MCP probes one domain may cause per run (the rest are skipped as probe_cap, and probed on a later crawl)")
 	fs.StringVar(&c.probeMode, "probe", "auto", "MCP probe: auto (when a card warrants it), always, or never")
 	fs.DurationVar(&c.probeMaxAge, "probe-max-age", 24*time.Hour, "an endpoint probed more recently than this is not probed again unless its card changed")
+	fs.BoolVar(&c.probeRegistry, "probe-registry", false, "after the domains, also probe the remotes of latest, active Registry entries (same rules; one probe per endpoint)")
 }
 
 // validate checks the crawl flags before anything is opened or created.
@@ -237,7 +239,8 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, 
 		Force: s.flags.force, FollowLinks: s.flags.followLinks, LegacyPaths: s.flags.legacyPaths,
 		MaxDepth: depthOption(s.flags.maxDepth), MaxEntries: s.flags.maxEntries, DomainTimeout: s.flags.domainTimeout,
 		MaxCards: s.flags.maxCards, MaxCatalogs: s.flags.maxCatalogs, MaxRemotes: s.flags.maxRemotes,
-		Probe: discover.ProbeOptions{Mode: s.flags.probeMode, MaxAge: s.flags.probeMaxAge, MaxPerDomain: s.flags.maxProbes},
+		Probe:         discover.ProbeOptions{Mode: s.flags.probeMode, MaxAge: s.flags.probeMaxAge, MaxPerDomain: s.flags.maxProbes},
+		ProbeRegistry: s.flags.probeRegistry,
 	}
 	if s.flags.probeMode != discover.ProbeNever {
 		opts.Probe.Prober = probe.New(probe.Options{Fetch: s.client,

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cardcrawl/cardcrawl/discover"
+	"github.com/cardcrawl/cardcrawl/internal/category"
 	"github.com/cardcrawl/cardcrawl/internal/feed"
 	"github.com/cardcrawl/cardcrawl/internal/termsafe"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -112,8 +114,13 @@ func (a *jsonArray[T]) close() error {
 func runServers(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "servers", "[flags]", "List the servers found: one row per remote endpoint (merged on its normalised URL across\ncards and domains), then cards that declare no remote.")
 	var rf readFlags
+	var cat string
 	rf.register(fs, "print JSON (an array of feed records, as in the README)")
+	fs.StringVar(&cat, "category", "", "only servers of this category `ID` (travel, food_delivery, real_estate, health, maps_transport, finance, shopping, media; 'none' for those without)")
 	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	if err := checkCategory(cat); err != nil {
 		return err
 	}
 	st, err := rf.open(ctx, e)
@@ -126,11 +133,24 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	recs := feed.Records(servers)
+	if cat != "" {
+		want := cat
+		if cat == "none" {
+			want = ""
+		}
+		kept := recs[:0]
+		for _, r := range recs {
+			if r.Category == want {
+				kept = append(kept, r)
+			}
+		}
+		recs = kept
+	}
 	if rf.asJSON {
 		return writeJSON(e.stdout, recs)
 	}
 	out := newTextOut(e.stdout)
-	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "LISTED BY", "PROBE")
+	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "CATEGORY", "LISTED BY", "PROBE")
 	for _, r := range recs {
 		probe := "-"
 		if d := r.ProbeDecision; d != nil && d.Decision == "skip" && r.Probe == nil {
@@ -150,7 +170,7 @@ func runServers(ctx context.Context, e *env, args []string) error {
 			endpoint = "(no remote)"
 		}
 		out.row(endpoint, dash(r.Transport), dash(r.Name), dash(truncate(r.Version, 24)),
-			r.Grade, strings.Join(r.Domains(), " "), probe)
+			r.Grade, categoryCell(r), strings.Join(r.Domains(), " "), probe)
 	}
 	return out.flush()
 }
@@ -158,8 +178,9 @@ func runServers(ctx context.Context, e *env, args []string) error {
 func runExport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "export", "--format json|jsonl|csv|ai-catalog [flags]", "Write the discovered-servers feed to stdout (or --out FILE). jsonl has one record per\nendpoint; json is the Registry v0.1 list shape; ai-catalog republishes the cards as an AI Catalog.")
 	var rf readFlags
-	var format, out string
+	var format, out, publisher string
 	rf.register(fs, "")
+	fs.StringVar(&publisher, "publisher-domain", "", publisherDomainHelp)
 	fs.StringVar(&format, "format", "jsonl", "json, jsonl, csv or ai-catalog")
 	fs.StringVar(&out, "out", "", "write to `FILE` instead of stdout")
 	if err := parseNoArgs(fs, args); err != nil {
@@ -167,6 +188,9 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	if !validFormat(format) {
 		return usagef("--format must be one of %s, not %q", strings.Join(feed.Formats, ", "), format)
+	}
+	if err := checkPublisherDomain(publisher); err != nil {
+		return err
 	}
 	st, err := rf.open(ctx, e)
 	if err != nil {
@@ -177,14 +201,24 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	write := func(w io.Writer) error { return feed.Write(w, format, feed.Records(servers)) }
+	if format == "ai-catalog" {
+		write = func(w io.Writer) error {
+			cat, skipped := feed.DirectoryCatalog(feed.Records(servers), feed.CatalogOptions{PublisherDomain: publisher})
+			if skipped > 0 {
+				fmt.Fprintf(e.stderr, "%d card(s) without a publisher identifier left out; --publisher-domain mints identifiers for them\n", skipped)
+			}
+			return writeJSON(w, cat)
+		}
+	}
 	if out == "" {
-		return feed.Write(e.stdout, format, feed.Records(servers))
+		return write(e.stdout)
 	}
 	f, err := os.Create(out)
 	if err != nil {
 		return usagef("--out: %v", err)
 	}
-	if err := feed.Write(f, format, feed.Records(servers)); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}
@@ -193,6 +227,47 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("write %s: %w", out, err)
 	}
 	return nil
+}
+
+const publisherDomainHelp = "your own `domain`, named as the AI Catalog's host; identifiers for cards whose publisher gave none are minted under it (urn:air:DOMAIN:mcp-server-card:HASH)"
+
+// checkPublisherDomain refuses a --publisher-domain that is no host name.
+func checkPublisherDomain(d string) error {
+	if d == "" {
+		return nil
+	}
+	norm, err := discover.NormalizeDomain(d)
+	if err != nil || norm != strings.ToLower(d) {
+		return usagef("--publisher-domain must be a domain name such as directory.example, not %q", d)
+	}
+	return nil
+}
+
+// checkCategory refuses a --category that is no category id.
+func checkCategory(id string) error {
+	if id == "" || id == "none" {
+		return nil
+	}
+	rules, err := category.Load()
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, c := range rules.Categories() {
+		if string(c.ID) == id {
+			return nil
+		}
+		ids = append(ids, string(c.ID))
+	}
+	return usagef("--category must be one of %s or none, not %q", strings.Join(ids, ", "), id)
+}
+
+// categoryCell shows a category and where it came from: "travel (tools)".
+func categoryCell(r feed.Record) string {
+	if r.Category == "" {
+		return "-"
+	}
+	return r.Category + " (" + r.CategorySource + ")"
 }
 
 func validFormat(f string) bool {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,6 +177,17 @@ func reconcileCountsOf(r *pipeline.Recomputed) *reconcileCounts {
 		return nil
 	}
 	return &reconcileCounts{Pairs: r.Reconcile.Pairs, CardOnly: r.Reconcile.CardOnly, RegistryOnly: r.Reconcile.RegistryOnly}
+}
+
+// recomputeCategories brings the Registry remotes and every server's
+// category up to date after a saved probe.
+func recomputeCategories(ctx context.Context, st *store.DB, log *slog.Logger) error {
+	res, err := pipeline.Categories(ctx, st, pipeline.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	log.Debug("categories recomputed", "servers", res.Servers, "changed", res.Changed, "removed", res.Removed)
+	return nil
 }
 
 func readInput(e *env, path string) ([]byte, error) {

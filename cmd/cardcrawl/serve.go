@@ -47,6 +47,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	rf.register(fs, "")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen `address`")
 	fs.IntVar(&maxConns, "max-conns", defaultMaxConns, "most connections open at once (each takes a file descriptor)")
+	var publisher string
+	fs.StringVar(&publisher, "publisher-domain", "", publisherDomainHelp)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -63,7 +65,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	h := feed.Handler(feed.ServerOptions{Logger: log, StallTimeout: serveWriteTimeout, Source: func(ctx context.Context) ([]feed.Record, error) {
+	if err := checkPublisherDomain(publisher); err != nil {
+		return err
+	}
+	h := feed.Handler(feed.ServerOptions{Catalog: feed.CatalogOptions{PublisherDomain: publisher}, Logger: log, StallTimeout: serveWriteTimeout, Source: func(ctx context.Context) ([]feed.Record, error) {
 		servers, err := st.Servers(ctx)
 		if err != nil {
 			return nil, err

@@ -37,6 +37,10 @@ type Record struct {
 	LastSeen           string                 `json:"lastSeen"`
 	Probe              *Probe                 `json:"probe,omitempty"`
 	ProbeDecision      *Decision              `json:"probeDecision,omitempty"`
+	// Category and where it came from (name, description or tools); empty
+	// when no rule matched.
+	Category       string `json:"category,omitempty"`
+	CategorySource string `json:"categorySource,omitempty"`
 
 	card *servercard.Card
 }
@@ -108,6 +112,9 @@ func records(servers []store.Server, decode func(string) *servercard.Card) []Rec
 		if p := s.Probe; p != nil {
 			r.Probe = &Probe{Outcome: p.Outcome, ProbedAt: p.ProbedAt, Transport: p.Transport, Protocol: p.Protocol,
 				ServerName: p.ServerName, ServerVersion: p.ServerVersion, ToolCount: p.ToolCount, Partial: p.Partial}
+		}
+		if c := s.Category; c != nil {
+			r.Category, r.CategorySource = c.Category, c.Source
 		}
 		dropUnsafeLinks(&r)
 		out = append(out, r)

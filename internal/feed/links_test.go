@@ -71,7 +71,7 @@ func TestFeedNeverRepublishesNonWebLinks(t *testing.T) {
 			t.Errorf("card with links %q has no %s finding: %s", l, servercard.CodeURLSchemeNotAllowed, c.Findings)
 		}
 		servers = append(servers, store.Server{EndpointNorm: "https://mcp.links.example/mcp", Endpoint: "https://mcp.links.example/mcp",
-			Transport: "streamable-http", Card: c, Listings: []store.Listing{{Domain: "links.example", CatalogURL: "https://links.example/.well-known/ai-catalog.json"}}})
+			Transport: "streamable-http", Card: c, Listings: []store.Listing{{Domain: "links.example", CatalogURL: "https://links.example/.well-known/ai-catalog.json", Identifier: "urn:air:links.example:mcp:" + strconv.Itoa(i)}}})
 	}
 	recs := feed.Records(servers)
 	for _, r := range recs {

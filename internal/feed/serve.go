@@ -31,6 +31,8 @@ type ServerOptions struct {
 	// the connection is cut (default 60 s). Each write moves the deadline
 	// on, so a big feed can take as long as it needs while the client reads.
 	StallTimeout time.Duration
+	// Catalog says who aggregates /.well-known/ai-catalog.json.
+	Catalog CatalogOptions
 }
 
 // Handler serves the feed: a read-only Registry v0.1 list API
@@ -110,7 +112,12 @@ func (s *server) file(format, contentType string) http.HandlerFunc {
 		w.Header().Set("Content-Type", contentType)
 		w.Header().Set("Access-Control-Allow-Origin", "*")
 		sw := &stallWriter{w: w, rc: http.NewResponseController(w), stall: s.opts.StallTimeout}
-		if err := Write(sw, format, recs); err != nil {
+		write := func() error { return Write(sw, format, recs) }
+		if format == "ai-catalog" {
+			cat, _ := DirectoryCatalog(recs, s.opts.Catalog)
+			write = func() error { return writeJSON(sw, cat) }
+		}
+		if err := write(); err != nil {
 			s.opts.Logger.Warn("writing the feed", "format", format, "err", err)
 		}
 	}

@@ -191,33 +191,9 @@ func RegistryList(records []Record) RegistryListing {
 	return out
 }
 
-// AICatalog publishes the discovered cards as an AI Catalog. Identifiers are
-// cardcrawl's own (not urn:air): the spec requires an operator that is not
-// the publisher to use identifiers under its own control.
+// AICatalog publishes the discovered cards as an AI Catalog with their
+// publishers' identifiers (see DirectoryCatalog; none are minted).
 func AICatalog(records []Record) map[string]any {
-	entries := []map[string]any{}
-	seen := map[string]bool{}
-	for _, r := range records {
-		if seen[r.CardKey] {
-			continue
-		}
-		seen[r.CardKey] = true
-		e := map[string]any{"identifier": "cardcrawl:card:" + r.CardKey, "type": "application/mcp-server-card+json"}
-		if r.Title != "" {
-			e["displayName"] = r.Title
-		}
-		if r.CardURL != "" && !r.CardInline {
-			e["url"] = r.CardURL
-		} else if r.card != nil {
-			e["data"] = r.card
-		} else {
-			continue
-		}
-		entries = append(entries, e)
-	}
-	return map[string]any{
-		"specVersion": "1.0",
-		"host":        map[string]any{"displayName": "cardcrawl discovered servers"},
-		"entries":     entries,
-	}
+	c, _ := DirectoryCatalog(records, CatalogOptions{})
+	return c
 }

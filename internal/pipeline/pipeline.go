@@ -12,6 +12,7 @@ import (
 	"log/slog"
 
 	"github.com/cardcrawl/cardcrawl/discover"
+	"github.com/cardcrawl/cardcrawl/internal/category/recompute"
 	"github.com/cardcrawl/cardcrawl/internal/revalidate"
 	"github.com/cardcrawl/cardcrawl/registry"
 	"github.com/cardcrawl/cardcrawl/registry/namespace"
@@ -28,6 +29,7 @@ type Store interface {
 	namespace.Store
 	revalidate.Documents
 	revalidate.Entries
+	recompute.Store
 }
 
 // Options configure the steps that follow a change.
@@ -46,6 +48,7 @@ type Options struct {
 type Recomputed struct {
 	Reconcile  reconcile.Counts
 	Namespaces namespace.Summary
+	Categories recompute.Result
 }
 
 // Crawled is what a crawl did, what was re-judged before it (with
@@ -149,7 +152,8 @@ func after(ctx context.Context, st Store, opts Options, v *registry.Validator, s
 }
 
 // Recompute runs the steps that follow any change: the reconciliation,
-// then the namespace list.
+// the namespace list, then the Registry entries' remotes and every
+// server's category (Categories).
 func Recompute(ctx context.Context, st Store, opts Options) (*Recomputed, error) {
 	rec, err := reconcile.Run(ctx, st, reconcile.Options{Logger: opts.Logger})
 	if err != nil {
@@ -159,5 +163,29 @@ func Recompute(ctx context.Context, st Store, opts Options) (*Recomputed, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Recomputed{Reconcile: rec, Namespaces: ns}, nil
+	cats, err := Categories(ctx, st, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Recomputed{Reconcile: rec, Namespaces: ns, Categories: cats}, nil
+}
+
+// CategoryStore is what Categories needs.
+type CategoryStore interface {
+	discover.RegistryRemotes
+	recompute.Store
+}
+
+// Categories brings the Registry remotes and every server's category up to
+// date (both stream, and write only what changed); it also follows a saved
+// probe, whose tools can change a category.
+func Categories(ctx context.Context, st CategoryStore, opts Options) (recompute.Result, error) {
+	if err := discover.RefreshRegistryRemotes(ctx, st); err != nil {
+		return recompute.Result{}, err
+	}
+	res, err := recompute.Run(ctx, st, recompute.Options{Logger: opts.Logger})
+	if err != nil {
+		return res, fmt.Errorf("categories: %w", err)
+	}
+	return res, nil
 }

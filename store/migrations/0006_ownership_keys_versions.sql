@@ -91,8 +91,8 @@ DROP INDEX reconcile_results_kind;
 -- sorts as text. The Registry columns held RFC3339Nano (trailing zeros
 -- dropped, so "…:05Z" sorted after "…:05.5Z"): each distinct value is
 -- padded once in timestamp_fix, then every column is rewritten from it.
-CREATE TABLE timestamp_fix (old TEXT PRIMARY KEY, new TEXT NOT NULL);
-INSERT INTO timestamp_fix (old, new)
+CREATE TABLE timestamp_fix (stored TEXT PRIMARY KEY, padded TEXT NOT NULL);
+INSERT INTO timestamp_fix (stored, padded)
 SELECT t, CASE WHEN length(t) = 20 THEN substr(t, 1, 19) || '.000000000Z'
                ELSE substr(t, 1, length(t) - 1) || substr('000000000', 1, 30 - length(t)) || 'Z' END
 FROM (SELECT status_changed_at AS t FROM registry_entries
@@ -107,16 +107,16 @@ FROM (SELECT status_changed_at AS t FROM registry_entries
 WHERE (length(t) = 20 AND substr(t, 20, 1) = 'Z')
    OR (length(t) BETWEEN 22 AND 29 AND substr(t, 20, 1) = '.' AND substr(t, length(t), 1) = 'Z');
 UPDATE registry_entries SET
-  status_changed_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = status_changed_at), status_changed_at),
-  published_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = published_at), published_at),
-  updated_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = updated_at), updated_at);
+  status_changed_at = COALESCE((SELECT padded FROM timestamp_fix WHERE stored = status_changed_at), status_changed_at),
+  published_at = COALESCE((SELECT padded FROM timestamp_fix WHERE stored = published_at), published_at),
+  updated_at = COALESCE((SELECT padded FROM timestamp_fix WHERE stored = updated_at), updated_at);
 UPDATE registry_sync SET
-  watermark = COALESCE((SELECT new FROM timestamp_fix WHERE old = watermark), watermark),
-  sweep_since = COALESCE((SELECT new FROM timestamp_fix WHERE old = sweep_since), sweep_since),
-  sweep_started_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = sweep_started_at), sweep_started_at),
-  last_full_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = last_full_at), last_full_at),
-  last_done_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = last_done_at), last_done_at);
-UPDATE namespaces SET checked_at = COALESCE((SELECT new FROM timestamp_fix WHERE old = checked_at), checked_at);
+  watermark = COALESCE((SELECT padded FROM timestamp_fix WHERE stored = watermark), watermark),
+  sweep_since = COALESCE((SELECT padded FROM timestamp_fix WHERE stored = sweep_since), sweep_since),
+  sweep_started_at = COALESCE((SELECT padded FROM timestamp_fix WHERE stored = sweep_started_at), sweep_started_at),
+  last_full_at = COALESCE((SELECT padded FROM timestamp_fix WHERE stored = last_full_at), last_full_at),
+  last_done_at = COALESCE((SELECT padded FROM timestamp_fix WHERE stored = last_done_at), last_done_at);
+UPDATE namespaces SET checked_at = COALESCE((SELECT padded FROM timestamp_fix WHERE stored = checked_at), checked_at);
 DROP TABLE timestamp_fix;
 
 -- Consecutive failed crawls of a domain; the store backs off on them.
