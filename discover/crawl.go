@@ -1,9 +1,10 @@
 // Package discover is the crawl: it takes domains, fetches their AI Catalogs,
 // follows entries to Server Cards (nested catalogs within bounds), validates
 // them, records everything in the store, and decides which remotes warrant an
-// MCP probe. It is the only package besides cmd that knows all the parts;
-// parsing lives in catalog and servercard, fetching in internal/fetch, SQL in
-// store.
+// MCP probe. Parsing lives in catalog and servercard, fetching in
+// internal/fetch, SQL in store, reached through the Store interface declared
+// here; internal/pipeline runs the reconciliation and namespace steps after
+// a crawl.
 package discover
 
 import (
@@ -26,7 +27,7 @@ import (
 // Options configure a crawl. Zero values take the documented defaults.
 type Options struct {
 	Fetch     *fetch.Client
-	Store     *store.DB
+	Store     Store
 	Validator *servercard.Validator
 	Logger    *slog.Logger
 

@@ -16,7 +16,7 @@ import (
 // RefreshRegistryRemotes brings registry_remotes in step with the latest,
 // active Registry entries, reading them a page at a time and parsing only
 // those that changed since their remotes were recorded.
-func RefreshRegistryRemotes(ctx context.Context, st *store.DB) error {
+func RefreshRegistryRemotes(ctx context.Context, st RegistryRemotes) error {
 	err := st.EachLatestActiveEntry(ctx, func(e store.RegistryEntryDoc) error {
 		if e.ServerJSON == "" {
 			return nil // recorded from the entry as it is now

@@ -161,37 +161,47 @@ func (db *DB) Enqueue(ctx context.Context, domains []string, opts EnqueueOptions
 	if opts.RunID != 0 {
 		run = opts.RunID
 	}
+	// Each name is one upsert, never read-then-insert, so two writers
+	// taking on the same name cannot both insert it: a new name is inserted
+	// pending; a known one, unless this run already took it on, becomes
+	// pending when due (or forced) and keeps its state when fresh.
+	insert, err := tx.PrepareContext(ctx, `INSERT INTO domains (domain, added_at, state, queued_run_id)
+		VALUES (?, ?, ?, ?) ON CONFLICT (domain) DO NOTHING RETURNING domain`)
+	if err != nil {
+		return out, fmt.Errorf("enqueue: %w", err)
+	}
+	defer insert.Close()
+	update, err := tx.PrepareContext(ctx, `UPDATE domains SET queued_run_id = ?,
+		  state = CASE WHEN state <> ? AND NOT ? AND next_fetch_after IS NOT NULL AND next_fetch_after > ?
+		               THEN state ELSE ? END
+		WHERE domain = ? AND (? = 0 OR queued_run_id IS NULL OR queued_run_id <> ?)
+		RETURNING state`)
+	if err != nil {
+		return out, fmt.Errorf("enqueue: %w", err)
+	}
+	defer update.Close()
 	for _, d := range domains {
+		var name string
+		err := insert.QueryRowContext(ctx, d, ts(now), StatePending, run).Scan(&name)
+		if err == nil {
+			out.Due = append(out.Due, d)
+			continue
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return out, fmt.Errorf("enqueue %s: %w", d, err)
+		}
 		var state string
-		var next sql.NullString
-		var queued sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT state, next_fetch_after, queued_run_id FROM domains WHERE domain = ?`, d).
-			Scan(&state, &next, &queued)
+		err = update.QueryRowContext(ctx, run, StatePending, opts.Force, ts(now), StatePending, d,
+			opts.RunID, opts.RunID).Scan(&state)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			if _, err := tx.ExecContext(ctx,
-				`INSERT INTO domains (domain, added_at, state, queued_run_id) VALUES (?, ?, ?, ?)`,
-				d, ts(now), StatePending, run); err != nil {
-				return out, fmt.Errorf("enqueue %s: %w", d, err)
-			}
-			out.Due = append(out.Due, d)
-			continue
+			out.Duplicates++ // this run took it on already
 		case err != nil:
 			return out, fmt.Errorf("enqueue %s: %w", d, err)
-		case opts.RunID != 0 && queued.Valid && queued.Int64 == opts.RunID:
-			out.Duplicates++
-			continue
-		}
-		newState := StatePending
-		if state != StatePending && !opts.Force && next.Valid && next.String > ts(now) {
-			newState = state
-			out.Fresh++
-		} else {
+		case state == StatePending:
 			out.Due = append(out.Due, d)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE domains SET state = ?, queued_run_id = ? WHERE domain = ?`,
-			newState, run, d); err != nil {
-			return out, fmt.Errorf("enqueue %s: %w", d, err)
+		default:
+			out.Fresh++
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -206,7 +216,7 @@ func (db *DB) Enqueue(ctx context.Context, domains []string, opts EnqueueOptions
 func (db *DB) RunTotals(ctx context.Context, runID int64) (cards, remotes int, err error) {
 	err = db.sql.QueryRowContext(ctx, `SELECT COUNT(DISTINCT l.card_key), COUNT(DISTINCT NULLIF(l.remote_norm, ''))
 		FROM listings l JOIN domains d ON d.domain = l.domain
-		WHERE d.last_run_id = ? AND l.active = 1`, runID).Scan(&cards, &remotes)
+		WHERE d.last_run_id = ? AND l.active = TRUE`, runID).Scan(&cards, &remotes)
 	if err != nil {
 		return 0, 0, fmt.Errorf("count what run %d found: %w", runID, err)
 	}
@@ -243,7 +253,7 @@ func (db *DB) AddObservation(ctx context.Context, o Observation, body []byte) er
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.RunID, o.Domain, o.Kind, o.URL, ts(o.FetchedAt), o.Status, o.Class, o.Reason, o.ContentType,
 		o.ETag, o.LastModified, maxAge, o.SHA256, o.Size, o.Duration.Milliseconds(), o.FinalURL,
-		string(redirects), boolInt(o.NotModified))
+		string(redirects), o.NotModified)
 	if err != nil {
 		return fmt.Errorf("add observation: %w", err)
 	}
@@ -258,11 +268,13 @@ type Validators struct {
 	FinalURL     string
 }
 
+const lastValidatorsQuery = `SELECT etag, last_modified, sha256, final_url FROM observations
+	WHERE url = ? AND sha256 <> '' ORDER BY id DESC LIMIT 1`
+
 // LastValidators returns the validators of the most recent fetch of url that
 // produced a body (a 200), or ok=false when there is none.
 func (db *DB) LastValidators(ctx context.Context, url string) (v Validators, ok bool, err error) {
-	err = db.sql.QueryRowContext(ctx, `SELECT etag, last_modified, sha256, final_url FROM observations
-		WHERE url = ? AND sha256 <> '' ORDER BY id DESC LIMIT 1`, url).
+	err = db.sql.QueryRowContext(ctx, lastValidatorsQuery, url).
 		Scan(&v.ETag, &v.LastModified, &v.SHA256, &v.FinalURL)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Validators{}, false, nil
@@ -281,13 +293,6 @@ func (db *DB) Document(ctx context.Context, sha256 string) ([]byte, error) {
 		return nil, fmt.Errorf("document %s: %w", sha256, err)
 	}
 	return body, nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func nonNil[T any](s []T) []T {

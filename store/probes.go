@@ -176,7 +176,7 @@ func (db *DB) StillDeclared(ctx context.Context, remoteNorm, cardSHA string) (bo
 	// A Registry entry declaring it is as good as a card: the probe
 	// remembers the hash of whichever document it followed.
 	err := db.sql.QueryRowContext(ctx, `SELECT 1 FROM listings l JOIN cards c ON c.key = l.card_key
-		WHERE l.remote_norm = ? AND l.active = 1 AND c.sha256 = ?
+		WHERE l.remote_norm = ? AND l.active = TRUE AND c.sha256 = ?
 		UNION ALL SELECT 1 FROM registry_remotes rr WHERE rr.url_norm = ? AND rr.entry_sha256 = ? LIMIT 1`,
 		remoteNorm, cardSHA, remoteNorm, cardSHA).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -228,7 +228,7 @@ func (db *DB) PendingProbes(ctx context.Context, domain string, fn func(PendingR
 			return p, err
 		}, `SELECT DISTINCT r.url_norm, r.json, c.key, c.sha256, c.name, c.version
 		FROM domains d
-		JOIN listings l ON l.domain = d.domain AND l.active = 1
+		JOIN listings l ON l.domain = d.domain AND l.active = TRUE
 		JOIN remotes r ON r.url_norm = l.remote_norm
 		JOIN cards c ON c.key = l.card_key
 		WHERE d.domain = ? AND (l.remote_norm, l.card_key) > (?, ?)
@@ -250,7 +250,7 @@ func (db *DB) UnsettledRuns(ctx context.Context) ([]int64, error) {
 		var id int64
 		err := rows.Scan(&id)
 		return id, err
-	}, `SELECT id FROM runs WHERE status NOT IN (?, ?) AND settled = 0 ORDER BY id`, RunRunning, RunDone)
+	}, `SELECT id FROM runs WHERE status NOT IN (?, ?) AND settled = FALSE ORDER BY id`, RunRunning, RunDone)
 	if err != nil {
 		return nil, fmt.Errorf("stopped runs: %w", err)
 	}
@@ -259,7 +259,7 @@ func (db *DB) UnsettledRuns(ctx context.Context) ([]int64, error) {
 
 // SettleRun records that a stopped run's leftovers are finished.
 func (db *DB) SettleRun(ctx context.Context, runID int64) error {
-	if _, err := db.sql.ExecContext(ctx, `UPDATE runs SET settled = 1 WHERE id = ?`, runID); err != nil {
+	if _, err := db.sql.ExecContext(ctx, `UPDATE runs SET settled = TRUE WHERE id = ?`, runID); err != nil {
 		return fmt.Errorf("settle run %d: %w", runID, err)
 	}
 	return nil
@@ -273,7 +273,7 @@ func (db *DB) PendingProbeDomains(ctx context.Context, runID int64, fn func(doma
 	return eachPage(pendingPage, func(after string) ([]string, error) {
 		page, err := collect(ctx, db.sql, scanString, `SELECT d.domain FROM domains d
 			WHERE d.last_run_id = ? AND d.domain > ?
-			  AND EXISTS (SELECT 1 FROM listings l WHERE l.domain = d.domain AND l.active = 1 AND l.remote_norm <> ''
+			  AND EXISTS (SELECT 1 FROM listings l WHERE l.domain = d.domain AND l.active = TRUE AND l.remote_norm <> ''
 			              AND `+pendingRemote+`)
 			ORDER BY d.domain LIMIT ?`, runID, after, pendingPage)
 		if err != nil {

@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sort"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
 
 // Server is one discovered server: a remote endpoint (merged on its
@@ -41,7 +42,7 @@ type CardRow struct {
 	Description string
 	WebsiteURL  string
 	Grade       string
-	Findings    string // JSON array
+	Findings    finding.List
 	JSON        string
 	FirstSeen   string
 	LastSeen    string
@@ -61,7 +62,7 @@ const cardColumns = `c.key, c.source_url, c.inline, c.sha256, c.schema, c.name, 
 
 func scanCard(dst *CardRow) []any {
 	return []any{&dst.Key, &dst.SourceURL, &dst.Inline, &dst.SHA256, &dst.Schema, &dst.Name, &dst.Title, &dst.Version,
-		&dst.Description, &dst.WebsiteURL, &dst.Grade, &dst.Findings, &dst.JSON, &dst.FirstSeen, &dst.LastSeen, &dst.ChangedAt}
+		&dst.Description, &dst.WebsiteURL, &dst.Grade, findingsScan{&dst.Findings}, &dst.JSON, &dst.FirstSeen, &dst.LastSeen, &dst.ChangedAt}
 }
 
 // Servers returns every server some domain currently lists, endpoints first
@@ -200,25 +201,4 @@ func (db *DB) activeListings(ctx context.Context) (map[string][]Listing, error) 
 		out[norm] = append(out[norm], l)
 	}
 	return out, rows.Err()
-}
-
-// Stats are whole-database counts for summaries.
-type Stats struct {
-	Domains, DomainsWithCatalog, Cards, Remotes, Observations int
-}
-
-// Stats counts what the database holds now.
-func (db *DB) Stats(ctx context.Context) (Stats, error) {
-	var s Stats
-	err := db.sql.QueryRowContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM domains),
-		(SELECT COUNT(*) FROM domains WHERE outcome = 'catalog'),
-		(SELECT COUNT(DISTINCT card_key) FROM listings WHERE active = 1),
-		(SELECT COUNT(DISTINCT remote_norm) FROM listings WHERE active = 1 AND remote_norm <> ''),
-		(SELECT COUNT(*) FROM observations)`).
-		Scan(&s.Domains, &s.DomainsWithCatalog, &s.Cards, &s.Remotes, &s.Observations)
-	if err != nil && err != sql.ErrNoRows {
-		return s, fmt.Errorf("stats: %w", err)
-	}
-	return s, nil
 }

@@ -123,9 +123,7 @@ func records(servers []store.Server, decode func(string) *servercard.Card) []Rec
 }
 
 // findingCodes reduces stored findings to their sorted, distinct codes.
-func findingCodes(raw string) []string {
-	var fs []finding.Finding
-	_ = json.Unmarshal([]byte(raw), &fs)
+func findingCodes(fs finding.List) []string {
 	seen := map[string]bool{}
 	codes := []string{}
 	for _, f := range fs {

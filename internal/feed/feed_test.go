@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cardcrawl/cardcrawl/internal/feed"
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -31,16 +32,16 @@ func intp(n int) *int { return &n }
 func servers() []store.Server {
 	weather := store.CardRow{Key: "https://cards.example.net/weather", SourceURL: "https://cards.example.net/weather",
 		SHA256: "aa", Name: "com.example/weather", Title: "Weather", Version: "1.0.0", Description: "Forecasts",
-		Grade: "conformant", Findings: `[]`, FirstSeen: "2026-11-01T00:00:00Z", LastSeen: "2026-11-02T00:00:00Z",
+		Grade: "conformant", FirstSeen: "2026-11-01T00:00:00Z", LastSeen: "2026-11-02T00:00:00Z",
 		JSON: `{"name":"com.example/weather","version":"1.0.0","description":"Forecasts","title":"Weather",` +
 			`"repository":{"url":"https://github.com/example/weather","source":"github"},` +
 			`"remotes":[{"type":"streamable-http","url":"https://mcp.weather.example/mcp"},{"type":"sse","url":"https://mcp.weather.example/sse"}]}`}
 	notes := store.CardRow{Key: "https://notes.example/.well-known/ai-catalog.json#/entries/0/data", Inline: true,
 		SHA256: "bb", Name: "com.example/notes", Version: "2.0", Description: "Notes", Grade: "near_conformant",
-		Findings: `[{"severity":"warning","code":"schema_missing","message":"m"},{"severity":"warning","code":"schema_missing","message":"m"}]`,
+		Findings: finding.List{{Severity: finding.Warning, Code: "schema_missing", Message: "m"}, {Severity: finding.Warning, Code: "schema_missing", Message: "m"}},
 		JSON:     `{"name":"com.example/notes","version":"2.0","description":"Notes","remotes":[{"type":"streamable-http","url":"https://notes.example/mcp"}]}`}
 	stdio := store.CardRow{Key: "https://stdio.example/card.json", SourceURL: "https://stdio.example/card.json", SHA256: "cc",
-		Name: "com.example/stdio", Version: "0.1.0", Description: "Local only", Grade: "conformant", Findings: `[]`,
+		Name: "com.example/stdio", Version: "0.1.0", Description: "Local only", Grade: "conformant",
 		JSON:      `{"name":"com.example/stdio","version":"0.1.0","description":"Local only"}`,
 		FirstSeen: "2026-11-01T00:00:00Z", LastSeen: "2026-11-01T00:00:00Z"}
 	l := func(d string) store.Listing {

@@ -34,11 +34,10 @@ func hostileLinkCard(t *testing.T, key, website, repo, icon string) store.CardRo
 	}
 	res := v.Check(doc)
 	cardJSON, _ := json.Marshal(res.Card)
-	findings, _ := json.Marshal(res.Findings)
 	// Inline, so the AI Catalog republishes the card itself as data.
 	return store.CardRow{Key: key, Inline: true, SHA256: "dd",
 		Name: res.Card.Name, Version: res.Card.Version, Description: res.Card.Description, WebsiteURL: res.Card.WebsiteURL,
-		Grade: string(res.Grade), Findings: string(findings), JSON: string(cardJSON),
+		Grade: string(res.Grade), Findings: res.Findings, JSON: string(cardJSON),
 		FirstSeen: "2026-11-01T00:00:00Z", LastSeen: "2026-11-01T00:00:00Z"}
 }
 
@@ -68,7 +67,7 @@ func TestFeedNeverRepublishesNonWebLinks(t *testing.T) {
 		if c.Grade == string(servercard.Conformant) {
 			t.Errorf("card with links %q is graded conformant", l)
 		}
-		if !strings.Contains(c.Findings, servercard.CodeURLSchemeNotAllowed) {
+		if !c.Findings.Has(servercard.CodeURLSchemeNotAllowed) {
 			t.Errorf("card with links %q has no %s finding: %s", l, servercard.CodeURLSchemeNotAllowed, c.Findings)
 		}
 		servers = append(servers, store.Server{EndpointNorm: "https://mcp.links.example/mcp", Endpoint: "https://mcp.links.example/mcp",

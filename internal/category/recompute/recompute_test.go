@@ -70,6 +70,10 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// Listings name their domain (a declared foreign key).
+	if _, err := db.SQL().Exec(`INSERT INTO domains (domain, added_at, state) VALUES ('d.example', 'now', 'done')`); err != nil {
+		t.Fatal(err)
+	}
 	f := fixture{t, db}
 	travelTools := []string{"search_flights", "book_hotel", "list_airports"}
 	f.endpoint("https://a.example/mcp", "com.example/flight-finder", "", nil)
