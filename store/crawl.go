@@ -152,50 +152,49 @@ type Enqueued struct {
 func (db *DB) Enqueue(ctx context.Context, domains []string, opts EnqueueOptions) (Enqueued, error) {
 	var out Enqueued
 	now := db.now().UTC()
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return out, fmt.Errorf("enqueue: %w", err)
-	}
-	defer tx.Rollback()
 	var run any
 	if opts.RunID != 0 {
 		run = opts.RunID
 	}
-	for _, d := range domains {
-		var state string
-		var next sql.NullString
-		var queued sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT state, next_fetch_after, queued_run_id FROM domains WHERE domain = ?`, d).
-			Scan(&state, &next, &queued)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if _, err := tx.ExecContext(ctx,
-				`INSERT INTO domains (domain, added_at, state, queued_run_id) VALUES (?, ?, ?, ?)`,
-				d, ts(now), StatePending, run); err != nil {
-				return out, fmt.Errorf("enqueue %s: %w", d, err)
+	db.stmts.prepareMissing(ctx, db.sql)
+	err := db.inTx(ctx, func(tx *txw) error {
+		out = Enqueued{}
+		for _, d := range domains {
+			var state string
+			var next sql.NullString
+			var queued sql.NullInt64
+			err := tx.queryRow(`SELECT state, next_fetch_after, queued_run_id FROM domains WHERE domain = ?`, d).
+				Scan(&state, &next, &queued)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				if _, err := tx.exec(`INSERT INTO domains (domain, added_at, state, queued_run_id) VALUES (?, ?, ?, ?)`,
+					d, ts(now), StatePending, run); err != nil {
+					return fmt.Errorf("enqueue %s: %w", d, err)
+				}
+				out.Due = append(out.Due, d)
+				continue
+			case err != nil:
+				return fmt.Errorf("enqueue %s: %w", d, err)
+			case opts.RunID != 0 && queued.Valid && queued.Int64 == opts.RunID:
+				out.Duplicates++
+				continue
 			}
-			out.Due = append(out.Due, d)
-			continue
-		case err != nil:
-			return out, fmt.Errorf("enqueue %s: %w", d, err)
-		case opts.RunID != 0 && queued.Valid && queued.Int64 == opts.RunID:
-			out.Duplicates++
-			continue
+			newState := StatePending
+			if state != StatePending && !opts.Force && next.Valid && next.String > ts(now) {
+				newState = state
+				out.Fresh++
+			} else {
+				out.Due = append(out.Due, d)
+			}
+			if _, err := tx.exec(`UPDATE domains SET state = ?, queued_run_id = ? WHERE domain = ?`,
+				newState, run, d); err != nil {
+				return fmt.Errorf("enqueue %s: %w", d, err)
+			}
 		}
-		newState := StatePending
-		if state != StatePending && !opts.Force && next.Valid && next.String > ts(now) {
-			newState = state
-			out.Fresh++
-		} else {
-			out.Due = append(out.Due, d)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE domains SET state = ?, queued_run_id = ? WHERE domain = ?`,
-			newState, run, d); err != nil {
-			return out, fmt.Errorf("enqueue %s: %w", d, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return out, fmt.Errorf("enqueue: %w", err)
+		return nil
+	})
+	if err != nil {
+		return Enqueued{}, fmt.Errorf("enqueue: %w", err)
 	}
 	return out, nil
 }
@@ -220,34 +219,30 @@ func (db *DB) AddObservation(ctx context.Context, o Observation, body []byte) er
 	if err != nil {
 		return fmt.Errorf("encode redirects: %w", err)
 	}
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("add observation: %w", err)
-	}
-	defer tx.Rollback()
-	if body != nil && o.SHA256 != "" {
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO documents (sha256, size, content_type, body, first_seen) VALUES (?, ?, ?, ?, ?)
-			 ON CONFLICT (sha256) DO NOTHING`,
-			o.SHA256, len(body), o.ContentType, body, ts(o.FetchedAt)); err != nil {
-			return fmt.Errorf("store document: %w", err)
-		}
-	}
 	var maxAge any
 	if o.MaxAge != nil {
 		maxAge = *o.MaxAge
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO observations
+	fetchedAt := ts(o.FetchedAt)
+	return db.write(func(tx *txw) error {
+		if body != nil && o.SHA256 != "" {
+			if _, err := tx.exec(`INSERT INTO documents (sha256, size, content_type, body, first_seen) VALUES (?, ?, ?, ?, ?)
+			 ON CONFLICT (sha256) DO NOTHING`,
+				o.SHA256, len(body), o.ContentType, body, fetchedAt); err != nil {
+				return fmt.Errorf("store document: %w", err)
+			}
+		}
+		if _, err := tx.exec(`INSERT INTO observations
 		(run_id, domain, kind, url, fetched_at, status, class, reason, content_type, etag, last_modified,
 		 max_age, sha256, size, duration_ms, final_url, redirects, not_modified)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		o.RunID, o.Domain, o.Kind, o.URL, ts(o.FetchedAt), o.Status, o.Class, o.Reason, o.ContentType,
-		o.ETag, o.LastModified, maxAge, o.SHA256, o.Size, o.Duration.Milliseconds(), o.FinalURL,
-		string(redirects), boolInt(o.NotModified))
-	if err != nil {
-		return fmt.Errorf("add observation: %w", err)
-	}
-	return tx.Commit()
+			o.RunID, o.Domain, o.Kind, o.URL, fetchedAt, o.Status, o.Class, o.Reason, o.ContentType,
+			o.ETag, o.LastModified, maxAge, o.SHA256, o.Size, o.Duration.Milliseconds(), o.FinalURL,
+			string(redirects), boolInt(o.NotModified)); err != nil {
+			return fmt.Errorf("add observation: %w", err)
+		}
+		return nil
+	})
 }
 
 // Validators are what a conditional GET needs from the last good fetch of a URL.
@@ -261,7 +256,7 @@ type Validators struct {
 // LastValidators returns the validators of the most recent fetch of url that
 // produced a body (a 200), or ok=false when there is none.
 func (db *DB) LastValidators(ctx context.Context, url string) (v Validators, ok bool, err error) {
-	err = db.sql.QueryRowContext(ctx, `SELECT etag, last_modified, sha256, final_url FROM observations
+	err = db.queryRow(ctx, `SELECT etag, last_modified, sha256, final_url FROM observations
 		WHERE url = ? AND sha256 <> '' ORDER BY id DESC LIMIT 1`, url).
 		Scan(&v.ETag, &v.LastModified, &v.SHA256, &v.FinalURL)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -276,7 +271,7 @@ func (db *DB) LastValidators(ctx context.Context, url string) (v Validators, ok 
 // Document returns a stored body by its hash.
 func (db *DB) Document(ctx context.Context, sha256 string) ([]byte, error) {
 	var body []byte
-	err := db.sql.QueryRowContext(ctx, `SELECT body FROM documents WHERE sha256 = ?`, sha256).Scan(&body)
+	err := db.queryRow(ctx, `SELECT body FROM documents WHERE sha256 = ?`, sha256).Scan(&body)
 	if err != nil {
 		return nil, fmt.Errorf("document %s: %w", sha256, err)
 	}

@@ -105,18 +105,24 @@ type ListingRecord struct {
 // SaveDomain writes a domain's result and marks it done.
 func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 	now := db.Now()
-	tx, err := db.sql.BeginTx(ctx, nil)
+	capped, err := capsText(r.Capped)
 	if err != nil {
+		return err
+	}
+	if err := db.write(func(tx *txw) error { return saveDomain(tx, r, now, capped) }); err != nil {
 		return fmt.Errorf("save %s: %w", r.Domain, err)
 	}
-	defer tx.Rollback()
+	return nil
+}
 
+// saveDomain is SaveDomain's transaction.
+func saveDomain(tx *txw, r DomainResult, now, capped string) error {
 	for _, c := range r.Catalogs {
 		findings, err := jsonText(c.Findings)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO catalogs
+		if _, err := tx.exec(`INSERT INTO catalogs
 			(url, domain, parent_url, depth, base_url, spec_version, sha256, entry_count, findings, first_seen, last_seen, changed_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (url) DO UPDATE SET
@@ -130,7 +136,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		}
 	}
 	for _, e := range r.Entries {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO entries
+		if _, err := tx.exec(`INSERT INTO entries
 			(catalog_url, identifier, version, type, url, resolved_url, inline, display_name, raw, first_seen, last_seen, changed_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (catalog_url, identifier, version) DO UPDATE SET
@@ -147,7 +153,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO cards
+		if _, err := tx.exec(`INSERT INTO cards
 			(key, source_url, inline, sha256, schema, name, title, version, description, website_url, grade, findings, json,
 			 first_seen, last_seen, changed_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -163,7 +169,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		}
 	}
 	for _, m := range r.Remotes {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO remotes
+		if _, err := tx.exec(`INSERT INTO remotes
 			(url_norm, url, type, templated, card_key, json, first_seen, last_seen, changed_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (url_norm) DO UPDATE SET
@@ -176,15 +182,15 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		}
 	}
 	if r.Definitive {
-		kept, err := keptListings(ctx, tx, r)
+		kept, err := keptListings(tx, r)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE listings SET active = 0 WHERE domain = ?`, r.Domain); err != nil {
+		if _, err := tx.exec(`UPDATE listings SET active = 0 WHERE domain = ?`, r.Domain); err != nil {
 			return fmt.Errorf("retire listings of %s: %w", r.Domain, err)
 		}
 		for _, k := range kept {
-			if _, err := tx.ExecContext(ctx, `UPDATE listings SET active = 1 WHERE domain = ? AND catalog_url = ?
+			if _, err := tx.exec(`UPDATE listings SET active = 1 WHERE domain = ? AND catalog_url = ?
 				AND identifier = ? AND card_key = ? AND remote_norm = ?`,
 				r.Domain, k.CatalogURL, k.Identifier, k.CardKey, k.RemoteNorm); err != nil {
 				return fmt.Errorf("keep listing of %s: %w", r.Domain, err)
@@ -192,7 +198,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		}
 	}
 	for _, l := range r.Listings {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO listings
+		if _, err := tx.exec(`INSERT INTO listings
 			(domain, catalog_url, identifier, card_key, remote_norm, active, first_seen, last_seen)
 			VALUES (?, ?, ?, ?, ?, 1, ?, ?)
 			ON CONFLICT (domain, catalog_url, identifier, card_key, remote_norm) DO UPDATE SET
@@ -203,7 +209,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 	}
 
 	var cards, remotes int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT card_key), COUNT(DISTINCT NULLIF(remote_norm, ''))
+	if err := tx.queryRow(`SELECT COUNT(DISTINCT card_key), COUNT(DISTINCT NULLIF(remote_norm, ''))
 		FROM listings WHERE domain = ? AND active = 1`, r.Domain).Scan(&cards, &remotes); err != nil {
 		return fmt.Errorf("count listings of %s: %w", r.Domain, err)
 	}
@@ -211,28 +217,24 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 	if !r.NextFetchAfter.IsZero() {
 		next = ts(r.NextFetchAfter)
 	}
-	capped, err := capsText(r.Capped)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE domains SET state = ?, outcome = ?, class = ?, reason = ?, catalog_url = ?,
+	if _, err := tx.exec(`UPDATE domains SET state = ?, outcome = ?, class = ?, reason = ?, catalog_url = ?,
 		cards = ?, remotes = ?, last_run_id = ?, last_crawled_at = ?, next_fetch_after = ?, capped = ? WHERE domain = ?`,
 		StateDone, r.Outcome, r.Class, r.Reason, r.CatalogURL, cards, remotes, r.RunID, now, next, capped, r.Domain); err != nil {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)
 	}
-	return tx.Commit()
+	return nil
 }
 
 // keptListings returns the domain's active listings that reach a kept card,
 // or come through a kept catalog or any catalog nested below one.
-func keptListings(ctx context.Context, tx *sql.Tx, r DomainResult) ([]ListingRecord, error) {
+func keptListings(tx *txw, r DomainResult) ([]ListingRecord, error) {
 	if len(r.KeepCards) == 0 && len(r.KeepCatalogs) == 0 {
 		return nil, nil
 	}
 	catalogs := map[string]bool{}
 	children := map[string][]string{}
 	if err := func() error {
-		rows, err := tx.QueryContext(ctx, `SELECT url, parent_url FROM catalogs WHERE domain = ?`, r.Domain)
+		rows, err := tx.query(`SELECT url, parent_url FROM catalogs WHERE domain = ?`, r.Domain)
 		if err != nil {
 			return err
 		}
@@ -262,7 +264,7 @@ func keptListings(ctx context.Context, tx *sql.Tx, r DomainResult) ([]ListingRec
 	for _, k := range r.KeepCards {
 		cards[k] = true
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT catalog_url, identifier, card_key, remote_norm FROM listings
+	rows, err := tx.query(`SELECT catalog_url, identifier, card_key, remote_norm FROM listings
 		WHERE domain = ? AND active = 1`, r.Domain)
 	if err != nil {
 		return nil, fmt.Errorf("listings of %s: %w", r.Domain, err)

@@ -94,6 +94,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		nf     netFlags
 		cf     crawlFlags
 		lf     logFlags
+		pf     profileFlags
 		file   string
 		asJSON bool
 	)
@@ -101,6 +102,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	nf.register(fs)
 	cf.register(fs)
 	lf.register(fs)
+	pf.register(fs)
 	fs.StringVar(&file, "domains", "", "read domains from `FILE`, one per line ('-' for stdin; '#' comments allowed)")
 	fs.BoolVar(&asJSON, "json", false, "print the run summary as JSON")
 	pos, err := parse(fs, args)
@@ -139,7 +141,14 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	stopProfile, err := pf.start()
+	if err != nil {
+		return err
+	}
 	sum, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf}, domains)
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
 	if err != nil && sum.RunID == 0 {
 		return err
 	}

@@ -24,11 +24,26 @@ func newFlags(e *env, name, usage, description string) *flag.FlagSet {
 	fs.Usage = func() {
 		w := e.stdout
 		fmt.Fprintf(w, "Usage: cardcrawl %s %s\n\n%s\n\nFlags:\n", name, usage, strings.TrimSpace(description))
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(w, fs)
 	}
 	return fs
+}
+
+// hiddenFlags are accepted but left out of --help: tools for whoever
+// measures cardcrawl (see BENCHMARKS.md), not part of the interface.
+var hiddenFlags = map[string]bool{"cpuprofile": true, "memprofile": true}
+
+// printFlags prints fs's flags as PrintDefaults does, without the hidden ones.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !hiddenFlags[f.Name] {
+			shown.Var(f.Value, f.Name, f.Usage)
+			shown.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	shown.SetOutput(w)
+	shown.PrintDefaults()
 }
 
 // parse parses flags and positional arguments in any order (Go's flag
