@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 )
 
@@ -57,6 +58,11 @@ func (db *DB) write(fn func(tx *txw) error) error {
 		b.mu.Lock()
 	}
 	b.busy = true
+	b.mu.Unlock()
+	// Let writers that are about to queue do so: a bigger batch is fewer
+	// commits, and a commit costs the same for one write as for dozens.
+	runtime.Gosched()
+	b.mu.Lock()
 	n := min(len(b.queue), maxBatch)
 	batch := b.queue[:n:n]
 	b.queue = append([]*batchReq(nil), b.queue[n:]...)
