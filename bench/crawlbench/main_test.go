@@ -15,7 +15,7 @@ import (
 func TestSmoke(t *testing.T) {
 	var stdout, stderr strings.Builder
 	code := run(context.Background(), []string{"--domains", "200", "--concurrency", "8", "--dir", t.TempDir(),
-		"--latency", "1ms", "--hang-share", "0.01", "--unresolvable-share", "0.05", "--timeout", "2s", "--json"},
+		"--latency", "1ms", "--unresolvable-share", "0.05", "--json"},
 		&stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
