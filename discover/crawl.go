@@ -31,7 +31,8 @@ type Options struct {
 	Validator *servercard.Validator
 	Logger    *slog.Logger
 
-	// Concurrency is the number of domains in flight (default 32). Requests
+	// Concurrency is the number of domains in flight (default 256: a crawl
+	// of the open web mostly waits on round trips and timeouts). Requests
 	// to any one host are still one at a time: the fetch client enforces it.
 	Concurrency int
 	// Force ignores freshness (Cache-Control max-age, cached misses); the
@@ -126,7 +127,7 @@ type Summary struct {
 const maxInvalidExamples = 10
 
 const (
-	defaultConcurrency   = 32
+	defaultConcurrency   = 256
 	defaultMaxDepth      = 4
 	defaultMaxEntries    = 1000
 	defaultMaxCards      = 200

@@ -63,7 +63,7 @@ type EndpointTools struct {
 
 // SaveEndpointTools upserts tool sets in one transaction.
 func (db *DB) SaveEndpointTools(ctx context.Context, rows []EndpointTools) error {
-	return db.inTx(ctx, "save tool sets", func(tx *sql.Tx) error {
+	return db.inSQLTx(ctx, "save tool sets", func(tx *sql.Tx) error {
 		for _, r := range rows {
 			names, _ := json.Marshal(nonNil(r.ToolNames))
 			if _, err := tx.ExecContext(ctx, `INSERT INTO endpoint_tools (remote_norm, probe_id, fingerprint, tool_names, tool_count)
@@ -188,7 +188,7 @@ type CategoryRow struct {
 // SaveCategories upserts categories in one transaction.
 func (db *DB) SaveCategories(ctx context.Context, rows []CategoryRow) error {
 	now := db.Now()
-	return db.inTx(ctx, "save categories", func(tx *sql.Tx) error {
+	return db.inSQLTx(ctx, "save categories", func(tx *sql.Tx) error {
 		for _, r := range rows {
 			ev, _ := json.Marshal(nonNil(r.Evidence))
 			if _, err := tx.ExecContext(ctx, `INSERT INTO server_categories (kind, registry, subject, category, source, reason,
@@ -245,7 +245,7 @@ func scanCategory(rows *sql.Rows) (CategoryRow, error) {
 }
 
 // inTx runs fn in one transaction.
-func (db *DB) inTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
+func (db *DB) inSQLTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)

@@ -44,7 +44,7 @@ type RegistryRemote struct {
 // ReplaceRegistryRemotes records the remotes entry declares now (none
 // removes its rows), with the hash of its server.json.
 func (db *DB) ReplaceRegistryRemotes(ctx context.Context, e RegistryEntryDoc, entrySHA string, remotes []RegistryRemote) error {
-	return db.inTx(ctx, "registry remotes of "+e.Name, func(tx *sql.Tx) error {
+	return db.inSQLTx(ctx, "registry remotes of "+e.Name, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM registry_remotes WHERE source = ? AND name = ?`, e.Source, e.Name); err != nil {
 			return err
 		}

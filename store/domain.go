@@ -112,19 +112,26 @@ type ListingRecord struct {
 
 // SaveDomain writes a domain's result and marks it done.
 func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
-	now := db.Now()
-	tx, err := db.sql.BeginTx(ctx, nil)
+	at := db.now()
+	capped, err := capsText(r.Capped)
 	if err != nil {
+		return err
+	}
+	if err := db.write(func(tx *txw) error { return saveDomain(tx, r, at, capped) }); err != nil {
 		return fmt.Errorf("save %s: %w", r.Domain, err)
 	}
-	defer tx.Rollback()
+	return nil
+}
 
+// saveDomain is SaveDomain's transaction.
+func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
+	now := ts(at)
 	for _, c := range r.Catalogs {
 		findings, err := findingsText(c.Findings)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO catalogs
+		if _, err := tx.exec(`INSERT INTO catalogs
 			(url, domain, parent_url, depth, base_url, spec_version, sha256, entry_count, findings, first_seen, last_seen, changed_at,
 			 judged_by)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -138,7 +145,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 			now, now, now, c.JudgedBy); err != nil {
 			return fmt.Errorf("save catalog %s: %w", c.URL, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO domain_catalogs
+		if _, err := tx.exec(`INSERT INTO domain_catalogs
 			(domain, catalog_url, parent_url, depth, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (domain, catalog_url) DO UPDATE SET
 			  parent_url = excluded.parent_url, depth = excluded.depth, last_seen = excluded.last_seen`,
@@ -147,7 +154,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		}
 	}
 	for _, e := range r.Entries {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO entries
+		if _, err := tx.exec(`INSERT INTO entries
 			(catalog_url, identifier, version, type, url, resolved_url, inline, display_name, raw, first_seen, last_seen, changed_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (catalog_url, identifier, version) DO UPDATE SET
@@ -164,7 +171,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO cards
+		if _, err := tx.exec(`INSERT INTO cards
 			(key, source_url, inline, sha256, schema, name, title, version, description, website_url, grade, findings, json,
 			 first_seen, last_seen, changed_at, judged_by)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -180,7 +187,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		}
 	}
 	for _, m := range r.Remotes {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO remotes
+		if _, err := tx.exec(`INSERT INTO remotes
 			(url_norm, url, type, templated, card_key, json, first_seen, last_seen, changed_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (url_norm) DO UPDATE SET
@@ -193,15 +200,15 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		}
 	}
 	if r.Definitive {
-		kept, err := keptListings(ctx, tx, r)
+		kept, err := keptListings(tx, r)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE listings SET active = FALSE WHERE domain = ?`, r.Domain); err != nil {
+		if _, err := tx.exec(`UPDATE listings SET active = FALSE WHERE domain = ?`, r.Domain); err != nil {
 			return fmt.Errorf("retire listings of %s: %w", r.Domain, err)
 		}
 		for _, k := range kept {
-			if _, err := tx.ExecContext(ctx, `UPDATE listings SET active = TRUE WHERE domain = ? AND catalog_url = ?
+			if _, err := tx.exec(`UPDATE listings SET active = TRUE WHERE domain = ? AND catalog_url = ?
 				AND identifier = ? AND card_key = ? AND remote_norm = ?`,
 				r.Domain, k.CatalogURL, k.Identifier, k.CardKey, k.RemoteNorm); err != nil {
 				return fmt.Errorf("keep listing of %s: %w", r.Domain, err)
@@ -209,7 +216,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		}
 	}
 	for _, l := range r.Listings {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO listings
+		if _, err := tx.exec(`INSERT INTO listings
 			(domain, catalog_url, identifier, card_key, remote_norm, active, first_seen, last_seen)
 			VALUES (?, ?, ?, ?, ?, TRUE, ?, ?)
 			ON CONFLICT (domain, catalog_url, identifier, card_key, remote_norm) DO UPDATE SET
@@ -220,7 +227,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 	}
 
 	var cards, remotes int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT card_key), COUNT(DISTINCT NULLIF(remote_norm, ''))
+	if err := tx.queryRow(`SELECT COUNT(DISTINCT card_key), COUNT(DISTINCT NULLIF(remote_norm, ''))
 		FROM listings WHERE domain = ? AND active = TRUE`, r.Domain).Scan(&cards, &remotes); err != nil {
 		return fmt.Errorf("count listings of %s: %w", r.Domain, err)
 	}
@@ -228,45 +235,41 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 	// is left for longer (Backoff); any answer resets the count.
 	attempts := 0
 	if r.Outcome == OutcomeFailed {
-		if err := tx.QueryRowContext(ctx, `UPDATE domains SET attempts = attempts + 1 WHERE domain = ? RETURNING attempts`,
+		if err := tx.queryRow(`UPDATE domains SET attempts = attempts + 1 WHERE domain = ? RETURNING attempts`,
 			r.Domain).Scan(&attempts); err != nil {
 			return fmt.Errorf("count attempts of %s: %w", r.Domain, err)
 		}
 	}
 	nextAt := r.NextFetchAfter
-	if wait := Backoff(r.Domain, attempts); wait > 0 && db.now().Add(wait).After(nextAt) {
-		nextAt = db.now().Add(wait)
+	if wait := Backoff(r.Domain, attempts); wait > 0 && at.Add(wait).After(nextAt) {
+		nextAt = at.Add(wait)
 	}
 	var next any
 	if !nextAt.IsZero() {
 		next = ts(nextAt)
 	}
-	capped, err := capsText(r.Capped)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE domains SET state = ?, outcome = ?, class = ?, reason = ?, catalog_url = ?,
+	if _, err := tx.exec(`UPDATE domains SET state = ?, outcome = ?, class = ?, reason = ?, catalog_url = ?,
 		cards = ?, remotes = ?, last_run_id = ?, last_crawled_at = ?, next_fetch_after = ?, capped = ?, attempts = ?
 		WHERE domain = ?`,
 		StateDone, r.Outcome, r.Class, r.Reason, r.CatalogURL, cards, remotes, r.RunID, now, next, capped, attempts,
 		r.Domain); err != nil {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)
 	}
-	return tx.Commit()
+	return nil
 }
 
 const domainCatalogsQuery = `SELECT catalog_url, parent_url FROM domain_catalogs WHERE domain = ?`
 
 // keptListings returns the domain's active listings that reach a kept card,
 // or come through a kept catalog or any catalog nested below one.
-func keptListings(ctx context.Context, tx *sql.Tx, r DomainResult) ([]ListingRecord, error) {
+func keptListings(tx *txw, r DomainResult) ([]ListingRecord, error) {
 	if len(r.KeepCards) == 0 && len(r.KeepCatalogs) == 0 {
 		return nil, nil
 	}
 	catalogs := map[string]bool{}
 	children := map[string][]string{}
 	if err := func() error {
-		rows, err := tx.QueryContext(ctx, domainCatalogsQuery, r.Domain)
+		rows, err := tx.query(domainCatalogsQuery, r.Domain)
 		if err != nil {
 			return err
 		}
@@ -296,7 +299,7 @@ func keptListings(ctx context.Context, tx *sql.Tx, r DomainResult) ([]ListingRec
 	for _, k := range r.KeepCards {
 		cards[k] = true
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT catalog_url, identifier, card_key, remote_norm FROM listings
+	rows, err := tx.query(`SELECT catalog_url, identifier, card_key, remote_norm FROM listings
 		WHERE domain = ? AND active = TRUE`, r.Domain)
 	if err != nil {
 		return nil, fmt.Errorf("listings of %s: %w", r.Domain, err)

@@ -41,8 +41,12 @@ type ProbeDecision struct {
 
 // AddProbeDecision appends a decision.
 func (db *DB) AddProbeDecision(ctx context.Context, d ProbeDecision) error {
-	_, err := db.sql.ExecContext(ctx, `INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, db.Now(), d.Decision, d.Reason, d.DeclaredBy)
+	now := db.Now()
+	err := db.write(func(tx *txw) error {
+		_, err := tx.exec(`INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason, d.DeclaredBy)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("add probe decision for %s: %w", d.URL, err)
 	}
@@ -157,7 +161,7 @@ func (db *DB) latestDecisions(ctx context.Context) (map[string]ProbeDecision, er
 // endpoint, so a remote several domains list is decided once per run.
 func (db *DB) DecidedInRun(ctx context.Context, runID int64, remoteNorm string) (bool, error) {
 	var one int
-	err := db.sql.QueryRowContext(ctx, `SELECT 1 FROM probe_decisions WHERE run_id = ? AND remote_norm = ? LIMIT 1`,
+	err := db.queryRow(ctx, `SELECT 1 FROM probe_decisions WHERE run_id = ? AND remote_norm = ? LIMIT 1`,
 		runID, remoteNorm).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil

@@ -42,6 +42,8 @@ type DB struct {
 	log      *slog.Logger
 	now      func() time.Time
 	readOnly bool
+	stmts    stmtCache // prepared statements of the hot paths (batch.go)
+	batch    batcher   // shared commits of concurrent writers (batch.go)
 }
 
 // Options configure Open.

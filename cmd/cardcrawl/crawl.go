@@ -100,6 +100,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		nf      netFlags
 		cf      crawlFlags
 		lf      logFlags
+		pf      profileFlags
 		file    string
 		asJSON  bool
 		rejudge bool
@@ -108,6 +109,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	nf.register(fs)
 	cf.register(fs)
 	lf.register(fs)
+	pf.register(fs)
 	fs.StringVar(&file, "domains", "", "read domains from `FILE`, one per line ('-' for stdin; '#' comments allowed)")
 	fs.BoolVar(&asJSON, "json", false, "print the run summary as JSON")
 	fs.BoolVar(&rejudge, "revalidate", false, "re-judge stored documents judged by older validation rules, without fetching them")
@@ -147,7 +149,14 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	stopProfile, err := pf.start()
+	if err != nil {
+		return err
+	}
 	out, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf, revalidate: rejudge}, domains)
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
 	sum := out.Summary
 	if err != nil && sum.RunID == 0 {
 		return err
