@@ -6,6 +6,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -393,9 +395,56 @@ func checkHostileOutput(t *testing.T, db string) {
 			t.Errorf("export %s: no links at all", format)
 		}
 	}
+	checkHostilePage(t, db)
 	code, stdout, _ = run(t, "", "registry", "entries", "--db", db, "--json")
 	if code != exitOK || !strings.Contains(stdout, "example.hostile/draft-era") || !strings.Contains(stdout, "version_in_version_detail") {
 		t.Errorf("registry entries: exit %d; want the draft-era entry stored with its finding:\n%.2000s", code, stdout)
+	}
+}
+
+// checkHostilePage serves the database and reads the HTML page: the
+// markup a card carries is shown as text, never as elements, and the page
+// is sent with its CSP.
+func checkHostilePage(t *testing.T, db string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	listening := &lineWatch{want: "serving ", seen: make(chan string, 1)}
+	done := make(chan int, 1)
+	go func() {
+		done <- runMain(ctx, &env{stdout: io.Discard, stderr: listening, stdin: strings.NewReader("")},
+			[]string{"serve", "--db", db, "--addr", "127.0.0.1:0"})
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("serve exit %d", code)
+		}
+	}()
+	var addr string
+	select {
+	case line := <-listening.seen:
+		addr = strings.TrimSpace(line[strings.LastIndex(line, "http://"):])
+	case code := <-done:
+		done <- code
+		t.Fatalf("serve exited %d before listening: %s", code, listening.String())
+	}
+	resp, err := http.Get(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	page := string(body)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Security-Policy") == "" {
+		t.Fatalf("GET /: %d, CSP %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
+	}
+	if !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("the page does not show the card's markup as text:\n%.3000s", page)
+	}
+	for _, bad := range []string{"<script", "<img", `href="javascript:`, `src="javascript:`} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page carries %q from a card", bad)
+		}
 	}
 }
 
