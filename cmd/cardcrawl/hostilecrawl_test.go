@@ -45,15 +45,8 @@ func newHostileWorld(tb testing.TB) *hostileWorld {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := web.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { web.Close() })
-	w := &hostileWorld{web: web, dir: tb.TempDir()}
-	ca := filepath.Join(w.dir, "ca.pem")
-	if err := web.WriteCA(ca); err != nil {
-		tb.Fatal(err)
-	}
+	dir, ca := startWithCA(tb, web)
+	w := &hostileWorld{web: web, dir: dir}
 	w.net = []string{"--connect-to", web.ConnectTo(), "--ca-cert", ca}
 	w.domains = filepath.Join(w.dir, "domains.txt")
 	if err := os.WriteFile(w.domains, []byte(strings.Join(domains, "\n")+"\n"), 0o600); err != nil {
@@ -205,20 +198,7 @@ func TestHostileWebCrawledTwiceInParallel(t *testing.T) {
 		})
 	}
 	t.Run("shared runs", func(t *testing.T) {
-		st := openRead(t, shared)
-		var statuses []string
-		rows, err := st.SQL().Query(`SELECT status FROM runs ORDER BY id`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			statuses = append(statuses, s)
-		}
-		rows.Close()
+		statuses := queryStrings(t, openRead(t, shared), `SELECT status FROM runs ORDER BY id`)
 		if diff := cmp.Diff([]string{"done", "done"}, statuses); diff != "" {
 			t.Errorf("runs on the shared database (-want +got):\n%s", diff)
 		}
@@ -423,27 +403,8 @@ func checkHostileOutput(t *testing.T, db string) {
 // is sent with its CSP.
 func checkHostilePage(t *testing.T, db string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	listening := &lineWatch{want: "serving ", seen: make(chan string, 1)}
-	done := make(chan int, 1)
-	go func() {
-		done <- runMain(ctx, &env{stdout: io.Discard, stderr: listening, stdin: strings.NewReader("")},
-			[]string{"serve", "--db", db, "--addr", "127.0.0.1:0"})
-	}()
-	defer func() {
-		cancel()
-		if code := <-done; code != exitOK {
-			t.Errorf("serve exit %d", code)
-		}
-	}()
-	var addr string
-	select {
-	case line := <-listening.seen:
-		addr = strings.TrimSpace(line[strings.LastIndex(line, "http://"):])
-	case code := <-done:
-		done <- code
-		t.Fatalf("serve exited %d before listening: %s", code, listening.String())
-	}
+	addr, stop := serveDB(t, db)
+	defer stop()
 	resp, err := http.Get(addr)
 	if err != nil {
 		t.Fatal(err)

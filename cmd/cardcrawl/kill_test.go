@@ -84,15 +84,7 @@ func newHangWeb(t *testing.T) *hangWeb {
 		fmt.Fprintf(w, `{"specVersion":"1.0","entries":[{"identifier":"h","type":"application/mcp-server-card+json","data":%s}]}`,
 			fmt.Sprintf(hangCard, "hang", "hang.example"))
 	}))
-	if err := web.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	if err := web.WriteCA(ca); err != nil {
-		t.Fatal(err)
-	}
+	dir, ca := startWithCA(t, web)
 	h.db = filepath.Join(dir, "k.db")
 	h.domains = append(append(append([]string{}, hangBefore...), "hang.example"), hangAfter...)
 	h.args = append([]string{"crawl", "--db", h.db, "--connect-to", web.ConnectTo(), "--ca-cert", ca,
@@ -177,19 +169,7 @@ func TestKilledCrawlResumes(t *testing.T) {
 	}
 	defer st.Close()
 	// The killed run could not say how it ended; the next one said it for it.
-	var statuses []string
-	rows, err := st.SQL().Query(`SELECT status FROM runs ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		statuses = append(statuses, s)
-	}
-	rows.Close()
+	statuses := queryStrings(t, st, `SELECT status FROM runs ORDER BY id`)
 	if strings.Join(statuses, ",") != "abandoned,done" {
 		t.Errorf("run statuses %v, want [abandoned done]", statuses)
 	}
@@ -218,6 +198,22 @@ func TestInterruptedCrawlExits130(t *testing.T) {
 	if !strings.Contains(stdout.String(), "interrupted: 3 domain(s) left pending") {
 		t.Errorf("summary does not say what was left:\n%s", stdout.String())
 	}
+}
+
+// startWithCA starts web, stops it when the test ends, and writes its CA
+// to a new temporary directory.
+func startWithCA(tb testing.TB, web *simweb.Web) (dir, ca string) {
+	tb.Helper()
+	if err := web.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { web.Close() })
+	dir = tb.TempDir()
+	ca = filepath.Join(dir, "ca.pem")
+	if err := web.WriteCA(ca); err != nil {
+		tb.Fatal(err)
+	}
+	return dir, ca
 }
 
 // killPoints is how many random points TestKilledAtRandomPoints kills a
@@ -269,15 +265,7 @@ func killWeb(t *testing.T) (web *simweb.Web, net []string, domainsFile string) {
 		}
 	}
 	web.Handle("registry.kill.example", reg)
-	if err := web.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	if err := web.WriteCA(ca); err != nil {
-		t.Fatal(err)
-	}
+	dir, ca := startWithCA(t, web)
 	domainsFile = filepath.Join(dir, "domains.txt")
 	if err := os.WriteFile(domainsFile, []byte(strings.Join(domains, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
