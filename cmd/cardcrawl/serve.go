@@ -84,6 +84,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 type serveOptions struct {
 	MaxConns     int
 	IdleTimeout  time.Duration
+	ReadTimeout  time.Duration
 	DrainTimeout time.Duration
 	// onShutdown, if set, runs when shutdown begins (tests wait on it).
 	onShutdown func()
@@ -98,13 +99,16 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o serveOpti
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = serveIdleTimeout
 	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = serveReadTimeout
+	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = serveDrainTimeout
 	}
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: serveReadHeaderTimeout,
-		ReadTimeout:       serveReadTimeout,
+		ReadTimeout:       o.ReadTimeout,
 		WriteTimeout:      serveWriteTimeout,
 		IdleTimeout:       o.IdleTimeout,
 		MaxHeaderBytes:    serveMaxHeaderBytes,
