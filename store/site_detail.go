@@ -251,18 +251,7 @@ func (db *DB) siteProbes(ctx context.Context, d *SiteDetail) error {
 	if d.Kind != KindEndpoint {
 		return nil
 	}
-	probes, err := collect(ctx, db.sql, func(rows *sql.Rows) (ProbeRow, error) {
-		var p ProbeRow
-		var tools sql.NullInt64
-		err := rows.Scan(&p.RemoteNorm, &p.URL, &p.ProbedAt, &p.Outcome, &p.Transport, &p.Protocol, &p.ServerName,
-			&p.ServerVersion, &tools, &p.CardSHA256, &p.Result)
-		if tools.Valid {
-			n := int(tools.Int64)
-			p.ToolCount = &n
-		}
-		p.Partial = partialResult(p.Result)
-		return p, err
-	}, `SELECT remote_norm, url, probed_at, outcome, transport, protocol, server_name, server_version, tool_count,
+	probes, err := collect(ctx, db.sql, scanProbeRow, `SELECT remote_norm, url, probed_at, outcome, transport, protocol, server_name, server_version, tool_count,
 		card_sha256, result FROM probes WHERE remote_norm = ? ORDER BY id DESC LIMIT ?`, d.Subject, siteMaxProbes+1)
 	if err != nil {
 		return fmt.Errorf("probes: %w", err)
@@ -294,6 +283,22 @@ func (db *DB) siteProbes(ctx context.Context, d *SiteDetail) error {
 		d.Decision = &dec
 	}
 	return nil
+}
+
+// scanProbeRow scans the columns remote_norm, url, probed_at, outcome,
+// transport, protocol, server_name, server_version, tool_count,
+// card_sha256, result of a probe.
+func scanProbeRow(rows *sql.Rows) (ProbeRow, error) {
+	var p ProbeRow
+	var tools sql.NullInt64
+	err := rows.Scan(&p.RemoteNorm, &p.URL, &p.ProbedAt, &p.Outcome, &p.Transport, &p.Protocol, &p.ServerName,
+		&p.ServerVersion, &tools, &p.CardSHA256, &p.Result)
+	if tools.Valid {
+		n := int(tools.Int64)
+		p.ToolCount = &n
+	}
+	p.Partial = partialResult(p.Result)
+	return p, err
 }
 
 // SiteDocument returns up to max bytes of a stored body, its size and

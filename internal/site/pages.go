@@ -187,27 +187,20 @@ func (s *server) server(w http.ResponseWriter, r *http.Request) {
 		_ = json.Unmarshal([]byte(d.Namespace.Result), &found) // written by the namespace checks; empty when unreadable
 		view["NSFound"] = found
 	}
-	var cards []cardView
-	for _, c := range d.Cards {
-		cv := cardView{SiteCard: c}
-		_ = json.Unmarshal([]byte(c.Findings), &cv.FindingList) // written by the crawl
-		cards = append(cards, cv)
-	}
-	view["Cards"] = cards
-	var entries []registryView
-	for _, e := range d.Registry {
-		ev := registryView{RegistryEntry: e}
-		_ = json.Unmarshal([]byte(e.Findings), &ev.FindingList)
-		entries = append(entries, ev)
-	}
-	view["Registry"] = entries
-	var recs []reconcileView
-	for _, rr := range d.Reconcile {
-		rv := reconcileView{ReconcileRow: rr}
-		_ = json.Unmarshal([]byte(rr.Diffs), &rv.DiffList)
-		recs = append(recs, rv)
-	}
-	view["Reconcile"] = recs
+	// The JSON columns were written by the crawl, the Registry sync and the
+	// reconciliation; one that does not decode shows as empty.
+	view["Cards"] = decoded(d.Cards, func(c store.SiteCard) (*cardView, string, any) {
+		v := &cardView{SiteCard: c}
+		return v, c.Findings, &v.FindingList
+	})
+	view["Registry"] = decoded(d.Registry, func(e store.RegistryEntry) (*registryView, string, any) {
+		v := &registryView{RegistryEntry: e}
+		return v, e.Findings, &v.FindingList
+	})
+	view["Reconcile"] = decoded(d.Reconcile, func(r store.ReconcileRow) (*reconcileView, string, any) {
+		v := &reconcileView{ReconcileRow: r}
+		return v, r.Diffs, &v.DiffList
+	})
 	var probes []probeView
 	for _, p := range d.Probes {
 		var res struct {
@@ -225,6 +218,18 @@ func (s *server) server(w http.ResponseWriter, r *http.Request) {
 		view["RegistryTitle"], view["RegistryDescription"] = sj.Title, sj.Description
 	}
 	s.render(w, http.StatusOK, "server.html", view)
+}
+
+// decoded makes a view of each row, decoding the row's JSON text into the
+// view's field that view returns a pointer to.
+func decoded[S, V any](rows []S, view func(S) (v *V, text string, into any)) []V {
+	out := make([]V, 0, len(rows))
+	for _, r := range rows {
+		v, text, into := view(r)
+		_ = json.Unmarshal([]byte(text), into)
+		out = append(out, *v)
+	}
+	return out
 }
 
 func pageTitle(r store.SiteRow) string {
