@@ -61,18 +61,7 @@ func (db *DB) ProbesFrom(ctx context.Context, source string, fn func(ProbeRow) e
 		return err
 	}
 	return eachPage(categoryPage, func(after string) ([]ProbeRow, error) {
-		page, err := collect(ctx, db.sql, func(rows *sql.Rows) (ProbeRow, error) {
-			var p ProbeRow
-			var tools sql.NullInt64
-			err := rows.Scan(&p.RemoteNorm, &p.URL, &p.ProbedAt, &p.Outcome, &p.Transport, &p.Protocol, &p.ServerName,
-				&p.ServerVersion, &tools, &p.CardSHA256, &p.Result)
-			if tools.Valid {
-				n := int(tools.Int64)
-				p.ToolCount = &n
-			}
-			p.Partial = partialResult(p.Result)
-			return p, err
-		}, `SELECT p.remote_norm, p.url, p.probed_at, p.outcome, p.transport, p.protocol,
+		page, err := collect(ctx, db.sql, scanProbeRow, `SELECT p.remote_norm, p.url, p.probed_at, p.outcome, p.transport, p.protocol,
 			p.server_name, p.server_version, p.tool_count, p.card_sha256, p.result
 			FROM (SELECT p.remote_norm, MAX(p.id) AS id FROM probes p WHERE p.remote_norm > ? AND `+cond+`
 			      GROUP BY p.remote_norm ORDER BY p.remote_norm LIMIT ?) last

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/cardcrawl/cardcrawl/internal/feed"
+	"github.com/cardcrawl/cardcrawl/internal/site"
 )
 
 func init() {
@@ -33,7 +34,9 @@ const (
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve", "[--addr HOST:PORT] [flags]", joinLines(
 		"Serve what the database holds, read-only (reread at most every 5 seconds):",
-		"  /                              an HTML table of the discovered servers",
+		"  /                              the servers, with search (q) and filters (category, source,",
+		"                                 outcome, grade, ns); /servers/{key} one server; /summary counts;",
+		"                                 /raw/{sha256} a stored document as text",
 		"  /v0.1/servers                  Registry v0.1 list API (limit, cursor)",
 		"  /v0.1/servers/{name}/versions/latest",
 		"  /feed.jsonl /feed.csv /feed.json /.well-known/ai-catalog.json",
@@ -68,7 +71,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := checkPublisherDomain(publisher); err != nil {
 		return err
 	}
-	h := feed.Handler(feed.ServerOptions{Catalog: feed.CatalogOptions{PublisherDomain: publisher}, Logger: log, StallTimeout: serveWriteTimeout, Source: func(ctx context.Context) ([]feed.Record, error) {
+	h := feed.Handler(feed.ServerOptions{Site: site.Handler(site.Options{Store: st, Logger: log}), Catalog: feed.CatalogOptions{PublisherDomain: publisher}, Logger: log, StallTimeout: serveWriteTimeout, Source: func(ctx context.Context) ([]feed.Record, error) {
 		servers, err := st.Servers(ctx)
 		if err != nil {
 			return nil, err

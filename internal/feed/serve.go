@@ -33,6 +33,9 @@ type ServerOptions struct {
 	StallTimeout time.Duration
 	// Catalog says who aggregates /.well-known/ai-catalog.json.
 	Catalog CatalogOptions
+	// Site, when set, serves / and every path the feed does not (the
+	// person-facing pages of internal/site) instead of the one-table page.
+	Site http.Handler
 }
 
 // Handler serves the feed: a read-only Registry v0.1 list API
@@ -54,7 +57,11 @@ func Handler(opts ServerOptions) http.Handler {
 	}
 	s := &server{opts: opts}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", s.page)
+	if opts.Site != nil {
+		mux.Handle("/", opts.Site)
+	} else {
+		mux.HandleFunc("GET /{$}", s.page)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /feed.jsonl", s.file("jsonl", "application/jsonl"))
 	mux.HandleFunc("GET /feed.csv", s.file("csv", "text/csv; charset=utf-8"))
