@@ -189,14 +189,16 @@ func (s *server) server(w http.ResponseWriter, r *http.Request) {
 	}
 	// The JSON columns were written by the crawl, the Registry sync and the
 	// reconciliation; one that does not decode shows as empty.
-	view["Cards"] = decoded(d.Cards, func(c store.SiteCard) (*cardView, string, any) {
-		v := &cardView{SiteCard: c}
-		return v, c.Findings, &v.FindingList
-	})
-	view["Registry"] = decoded(d.Registry, func(e store.RegistryEntry) (*registryView, string, any) {
-		v := &registryView{RegistryEntry: e}
-		return v, e.Findings, &v.FindingList
-	})
+	cards := make([]cardView, 0, len(d.Cards))
+	for _, c := range d.Cards {
+		cards = append(cards, cardView{SiteCard: c, FindingList: c.Findings})
+	}
+	view["Cards"] = cards
+	entries := make([]registryView, 0, len(d.Registry))
+	for _, e := range d.Registry {
+		entries = append(entries, registryView{RegistryEntry: e, FindingList: e.Findings})
+	}
+	view["Registry"] = entries
 	view["Reconcile"] = decoded(d.Reconcile, func(r store.ReconcileRow) (*reconcileView, string, any) {
 		v := &reconcileView{ReconcileRow: r}
 		return v, r.Diffs, &v.DiffList

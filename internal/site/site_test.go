@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -37,7 +38,7 @@ func (h hostileStore) SiteServer(_ context.Context, k store.SiteKey) (store.Site
 	}
 	d := store.SiteDetail{SiteRow: h.row()}
 	d.Cards = []store.SiteCard{{CardRow: store.CardRow{Key: evil, SourceURL: "javascript:alert(3)", WebsiteURL: "data:text/html,x",
-		Name: evil, Grade: "conformant", Findings: `[{"severity":"error","code":"x","message":"` + strings.ReplaceAll(evil, `"`, `\"`) + `"}]`}}}
+		Name: evil, Grade: "conformant", Findings: finding.List{{Severity: finding.Error, Code: "x", Message: evil}}}}}
 	d.Listings = []store.SiteListing{{Listing: store.Listing{Domain: evil, CatalogURL: "vbscript:x", Identifier: evil},
 		Chain: []store.SiteCatalog{{URL: "javascript:alert(4)"}}}}
 	d.ToolNames, d.ToolCount = []string{evil}, 1
