@@ -216,7 +216,8 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE domains SET state = ?, outcome = ?, class = ?, reason = ?, catalog_url = ?,
-		cards = ?, remotes = ?, last_run_id = ?, last_crawled_at = ?, next_fetch_after = ?, capped = ? WHERE domain = ?`,
+		cards = ?, remotes = ?, last_run_id = ?, last_crawled_at = ?, next_fetch_after = ?, capped = ?,
+		lease_owner = '', lease_until = '' WHERE domain = ?`,
 		StateDone, r.Outcome, r.Class, r.Reason, r.CatalogURL, cards, remotes, r.RunID, now, next, capped, r.Domain); err != nil {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)
 	}
