@@ -61,10 +61,14 @@ func (db *DB) Status(ctx context.Context, since time.Time) (Status, error) {
 	s.Workers, err = collect(ctx, db.sql, func(rows *sql.Rows) (Worker, error) {
 		var w Worker
 		var run sql.NullInt64
-		err := rows.Scan(&w.ID, &w.Host, &w.PID, &run, &w.StartedAt, &w.HeartbeatAt, &w.StoppedAt, &w.Leader, &w.Crawled)
-		w.RunID = run.Int64
+		var leaseMS int64
+		err := rows.Scan(&w.ID, &w.Host, &w.PID, &run, &w.StartedAt, &w.HeartbeatAt, &w.StoppedAt, &w.Leader, &w.Crawled, &leaseMS)
+		w.RunID, w.Lease = run.Int64, time.Duration(leaseMS)*time.Millisecond
+		if hb, perr := time.Parse(time.RFC3339Nano, w.HeartbeatAt); perr == nil {
+			w.Alive = w.StoppedAt == "" && hb.Add(w.Lease).After(db.now())
+		}
 		return w, err
-	}, `SELECT id, host, pid, run_id, started_at, heartbeat_at, stopped_at, leader, crawled FROM workers
+	}, `SELECT id, host, pid, run_id, started_at, heartbeat_at, stopped_at, leader, crawled, lease_ms FROM workers
 		WHERE heartbeat_at >= ? ORDER BY started_at, id`, ts(since))
 	if err != nil {
 		return s, fmt.Errorf("status: workers: %w", err)

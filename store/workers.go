@@ -20,6 +20,11 @@ type Worker struct {
 	StoppedAt   string `json:"stoppedAt,omitempty"`
 	Leader      bool   `json:"leader"`
 	Crawled     int    `json:"crawled"`
+	// Lease is how long its domain leases last without a heartbeat; it
+	// is alive while HeartbeatAt + Lease is in the future.
+	Lease time.Duration `json:"-"`
+	// Alive is filled by Status.
+	Alive bool `json:"alive"`
 }
 
 // RegisterWorker records a worker as it starts.
@@ -29,8 +34,8 @@ func (db *DB) RegisterWorker(ctx context.Context, w Worker) error {
 	if w.RunID != 0 {
 		run = w.RunID
 	}
-	if _, err := db.sql.ExecContext(ctx, `INSERT INTO workers (id, host, pid, run_id, started_at, heartbeat_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, w.ID, w.Host, w.PID, run, now, now); err != nil {
+	if _, err := db.sql.ExecContext(ctx, `INSERT INTO workers (id, host, pid, run_id, started_at, heartbeat_at, lease_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, w.ID, w.Host, w.PID, run, now, now, w.Lease.Milliseconds()); err != nil {
 		return fmt.Errorf("register worker %s: %w", w.ID, err)
 	}
 	return nil

@@ -203,12 +203,11 @@ type crawlSetup struct {
 	flags  crawlFlags
 }
 
-// crawl wires the parts together and runs the crawl, drawing progress on a
-// terminal.
-func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, error]) (discover.Summary, error) {
+// crawlOptions turns the flags into discover's options (crawl and worker).
+func crawlOptions(s crawlSetup) (discover.Options, error) {
 	v, err := servercard.NewValidator()
 	if err != nil {
-		return discover.Summary{}, fmt.Errorf("load server card schema: %w", err)
+		return discover.Options{}, fmt.Errorf("load server card schema: %w", err)
 	}
 	opts := discover.Options{
 		Fetch: s.client, Store: s.store, Validator: v, Logger: s.log, Concurrency: s.net.concurrency,
@@ -220,6 +219,16 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, 
 	if s.flags.probeMode != discover.ProbeNever {
 		opts.Probe.Prober = probe.New(probe.Options{Fetch: s.client,
 			ClientVersion: version, Logger: s.log})
+	}
+	return opts, nil
+}
+
+// crawl wires the parts together and runs the crawl, drawing progress on a
+// terminal.
+func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, error]) (discover.Summary, error) {
+	opts, err := crawlOptions(s)
+	if err != nil {
+		return discover.Summary{}, err
 	}
 	drawn := false
 	if e.stderrTTY {

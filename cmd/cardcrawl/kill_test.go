@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardcrawl/cardcrawl/internal/pgtest"
 	"github.com/cardcrawl/cardcrawl/internal/simweb"
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m)
 }
 
 // hangWeb is a small web whose fourth domain blocks its first request until

@@ -32,6 +32,7 @@ CREATE TABLE workers (
   heartbeat_at TEXT COLLATE "C" NOT NULL,
   stopped_at   TEXT COLLATE "C" NOT NULL DEFAULT '',
   leader       BIGINT NOT NULL DEFAULT 0,
+  lease_ms     BIGINT NOT NULL DEFAULT 0,      -- its lease: alive while heartbeat_at + lease is ahead
   crawled      BIGINT NOT NULL DEFAULT 0
 );
 

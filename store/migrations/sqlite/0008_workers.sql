@@ -32,6 +32,7 @@ CREATE TABLE workers (
   heartbeat_at TEXT NOT NULL,
   stopped_at   TEXT NOT NULL DEFAULT '',
   leader       INTEGER NOT NULL DEFAULT 0,
+  lease_ms     INTEGER NOT NULL DEFAULT 0,      -- its lease: alive while heartbeat_at + lease is ahead
   crawled      INTEGER NOT NULL DEFAULT 0
 );
 
