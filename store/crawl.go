@@ -151,6 +151,15 @@ type Enqueued struct {
 // batches (one transaction each), so a list of any length streams through.
 func (db *DB) Enqueue(ctx context.Context, domains []string, opts EnqueueOptions) (Enqueued, error) {
 	var out Enqueued
+	err := db.retryTx(ctx, func() (err error) {
+		out, err = db.enqueue(ctx, domains, opts)
+		return err
+	})
+	return out, err
+}
+
+func (db *DB) enqueue(ctx context.Context, domains []string, opts EnqueueOptions) (Enqueued, error) {
+	var out Enqueued
 	now := db.now().UTC()
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {

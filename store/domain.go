@@ -104,6 +104,10 @@ type ListingRecord struct {
 
 // SaveDomain writes a domain's result and marks it done.
 func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
+	return db.retryTx(ctx, func() error { return db.saveDomain(ctx, r) })
+}
+
+func (db *DB) saveDomain(ctx context.Context, r DomainResult) error {
 	now := db.Now()
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
@@ -217,7 +221,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE domains SET state = ?, outcome = ?, class = ?, reason = ?, catalog_url = ?,
 		cards = ?, remotes = ?, last_run_id = ?, last_crawled_at = ?, next_fetch_after = ?, capped = ?,
-		lease_owner = '', lease_until = '' WHERE domain = ?`,
+		lease_owner = '' WHERE domain = ?`,
 		StateDone, r.Outcome, r.Class, r.Reason, r.CatalogURL, cards, remotes, r.RunID, now, next, capped, r.Domain); err != nil {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)
 	}

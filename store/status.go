@@ -38,13 +38,16 @@ func (db *DB) Status(ctx context.Context, since time.Time) (Status, error) {
 	var s Status
 	now := db.Now()
 	f := &s.Frontier
+	// free is 1 when the domain is not leased (see unleased).
 	err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*),
-		COUNT(CASE WHEN lease_until < ? AND (state = 'pending' OR next_fetch_after <= ?) THEN 1 END),
-		COUNT(CASE WHEN lease_until >= ? THEN 1 END),
-		COUNT(CASE WHEN state = 'done' AND next_fetch_after > ? AND lease_until < ? THEN 1 END),
+		COUNT(CASE WHEN free = 1 AND (state = 'pending' OR next_fetch_after <= ?) THEN 1 END),
+		COUNT(CASE WHEN free = 0 THEN 1 END),
+		COUNT(CASE WHEN free = 1 AND state = 'done' AND next_fetch_after > ? THEN 1 END),
 		COUNT(CASE WHEN outcome = 'failed' THEN 1 END),
 		COUNT(CASE WHEN last_crawled_at IS NULL THEN 1 END)
-		FROM domains`, now, now, now, now, now).Scan(&f.Domains, &f.Due, &f.Leased, &f.Done, &f.Failing, &f.NeverCrawled)
+		FROM (SELECT state, next_fetch_after, outcome, last_crawled_at,
+		  CASE WHEN `+unleased+` THEN 1 ELSE 0 END AS free FROM domains) d`, now, now, now).
+		Scan(&f.Domains, &f.Due, &f.Leased, &f.Done, &f.Failing, &f.NeverCrawled)
 	if err != nil {
 		return s, fmt.Errorf("status: %w", err)
 	}
@@ -61,14 +64,11 @@ func (db *DB) Status(ctx context.Context, since time.Time) (Status, error) {
 	s.Workers, err = collect(ctx, db.sql, func(rows *sql.Rows) (Worker, error) {
 		var w Worker
 		var run sql.NullInt64
-		var leaseMS int64
-		err := rows.Scan(&w.ID, &w.Host, &w.PID, &run, &w.StartedAt, &w.HeartbeatAt, &w.StoppedAt, &w.Leader, &w.Crawled, &leaseMS)
-		w.RunID, w.Lease = run.Int64, time.Duration(leaseMS)*time.Millisecond
-		if hb, perr := time.Parse(time.RFC3339Nano, w.HeartbeatAt); perr == nil {
-			w.Alive = w.StoppedAt == "" && hb.Add(w.Lease).After(db.now())
-		}
+		err := rows.Scan(&w.ID, &w.Host, &w.PID, &run, &w.StartedAt, &w.HeartbeatAt, &w.StoppedAt, &w.Leader, &w.Crawled, &w.AliveUntil)
+		w.RunID = run.Int64
+		w.Alive = w.StoppedAt == "" && w.AliveUntil >= now
 		return w, err
-	}, `SELECT id, host, pid, run_id, started_at, heartbeat_at, stopped_at, leader, crawled, lease_ms FROM workers
+	}, `SELECT id, host, pid, run_id, started_at, heartbeat_at, stopped_at, leader, crawled, alive_until FROM workers
 		WHERE heartbeat_at >= ? ORDER BY started_at, id`, ts(since))
 	if err != nil {
 		return s, fmt.Errorf("status: workers: %w", err)

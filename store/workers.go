@@ -20,11 +20,12 @@ type Worker struct {
 	StoppedAt   string `json:"stoppedAt,omitempty"`
 	Leader      bool   `json:"leader"`
 	Crawled     int    `json:"crawled"`
-	// Lease is how long its domain leases last without a heartbeat; it
-	// is alive while HeartbeatAt + Lease is in the future.
+	// Lease is how long its domain leases last without a heartbeat.
 	Lease time.Duration `json:"-"`
-	// Alive is filled by Status.
-	Alive bool `json:"alive"`
+	// AliveUntil is the last heartbeat plus the lease: the worker's
+	// leases hold until then. Alive says whether that is still ahead.
+	AliveUntil string `json:"aliveUntil"`
+	Alive      bool   `json:"alive"`
 }
 
 // RegisterWorker records a worker as it starts.
@@ -34,32 +35,20 @@ func (db *DB) RegisterWorker(ctx context.Context, w Worker) error {
 	if w.RunID != 0 {
 		run = w.RunID
 	}
-	if _, err := db.sql.ExecContext(ctx, `INSERT INTO workers (id, host, pid, run_id, started_at, heartbeat_at, lease_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, w.ID, w.Host, w.PID, run, now, now, w.Lease.Milliseconds()); err != nil {
+	if _, err := db.sql.ExecContext(ctx, `INSERT INTO workers (id, host, pid, run_id, started_at, heartbeat_at, alive_until)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, w.ID, w.Host, w.PID, run, now, now, ts(db.now().Add(w.Lease))); err != nil {
 		return fmt.Errorf("register worker %s: %w", w.ID, err)
 	}
 	return nil
 }
 
-// Heartbeat says the worker is alive, records its progress and whether it
-// leads, and extends every domain lease it holds to lease from now, in one
-// transaction.
+// Heartbeat says the worker is alive, which keeps every domain lease it
+// holds for lease from now, and records its progress and whether it leads.
+// It writes the worker's own row only.
 func (db *DB) Heartbeat(ctx context.Context, id string, crawled int, leader bool, lease time.Duration) error {
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("heartbeat: %w", err)
-	}
-	defer tx.Rollback()
 	now := db.now()
-	if _, err := tx.ExecContext(ctx, `UPDATE workers SET heartbeat_at = ?, crawled = ?, leader = ? WHERE id = ?`,
-		ts(now), crawled, leader, id); err != nil {
-		return fmt.Errorf("heartbeat: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE domains SET lease_until = ? WHERE lease_owner = ?`,
-		ts(now.Add(lease)), id); err != nil {
-		return fmt.Errorf("heartbeat: extend leases: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
+	if _, err := db.sql.ExecContext(ctx, `UPDATE workers SET heartbeat_at = ?, alive_until = ?, crawled = ?, leader = ?
+		WHERE id = ?`, ts(now), ts(now.Add(lease)), crawled, leader, id); err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
 	}
 	return nil
@@ -69,47 +58,51 @@ func (db *DB) Heartbeat(ctx context.Context, id string, crawled int, leader bool
 // domains are due again at once, for any worker) and records that it
 // stopped.
 func (db *DB) StopWorker(ctx context.Context, id string) (released int, err error) {
-	res, err := db.sql.ExecContext(ctx, `UPDATE domains SET lease_owner = '', lease_until = '' WHERE lease_owner = ?`, id)
+	res, err := db.sql.ExecContext(ctx, `UPDATE domains SET lease_owner = '' WHERE lease_owner = ?`, id)
 	if err != nil {
 		return 0, fmt.Errorf("release leases of %s: %w", id, err)
 	}
 	n, _ := res.RowsAffected()
-	if _, err := db.sql.ExecContext(ctx, `UPDATE workers SET stopped_at = ?, leader = 0 WHERE id = ?`, db.Now(), id); err != nil {
+	if _, err := db.sql.ExecContext(ctx, `UPDATE workers SET stopped_at = ?, alive_until = '', leader = 0 WHERE id = ?`,
+		db.Now(), id); err != nil {
 		return int(n), fmt.Errorf("stop worker %s: %w", id, err)
 	}
 	return int(n), nil
 }
+
+// unleased is the SQL condition "domains' row is free to lease": nobody
+// owns it, or its owner's heartbeat lapsed (killed, hung, cut off).
+const unleased = `(domains.lease_owner = '' OR NOT EXISTS (SELECT 1 FROM workers w
+  WHERE w.id = domains.lease_owner AND w.alive_until >= ?))`
 
 // Two statements, one per kind of due domain, so each is an index range:
 // never-finished ones (pending), then finished ones whose next_fetch_after
 // has passed, oldest first. Taking a lease makes the domain pending and
 // forgets which run last queued it, so the crawl loop takes it on again.
 const (
-	leasePending = `UPDATE domains SET lease_owner = ?, lease_until = ?, queued_run_id = NULL
-WHERE domain IN (SELECT domain FROM domains WHERE state = 'pending' AND lease_until < ?
+	leasePending = `UPDATE domains SET lease_owner = ?, queued_run_id = NULL
+WHERE domain IN (SELECT domain FROM domains WHERE state = 'pending' AND ` + unleased + `
   LIMIT ?%s)
 RETURNING domain`
-	leaseDue = `UPDATE domains SET lease_owner = ?, lease_until = ?, state = 'pending', queued_run_id = NULL
-WHERE domain IN (SELECT domain FROM domains WHERE state = 'done' AND next_fetch_after <= ? AND lease_until < ?
+	leaseDue = `UPDATE domains SET lease_owner = ?, state = 'pending', queued_run_id = NULL
+WHERE domain IN (SELECT domain FROM domains WHERE state = 'done' AND next_fetch_after <= ? AND ` + unleased + `
   ORDER BY next_fetch_after LIMIT ?%s)
 RETURNING domain`
 )
 
-// LeaseDomains leases up to n due domains to owner until lease from now.
-// On PostgreSQL, rows another worker is leasing at this very moment are
-// skipped (FOR UPDATE SKIP LOCKED), so workers never wait on each other
-// here and never get the same domain.
-func (db *DB) LeaseDomains(ctx context.Context, owner string, n int, lease time.Duration) ([]string, error) {
-	now := db.now()
-	until := ts(now.Add(lease))
-	out, err := collect(ctx, db.sql, scanString, fmt.Sprintf(leasePending, db.dialect.skipLocked),
-		owner, until, ts(now), n)
+// LeaseDomains leases up to n due domains to owner, a registered worker
+// whose heartbeat keeps the leases. On PostgreSQL, rows another worker is
+// leasing at this very moment are skipped (FOR UPDATE SKIP LOCKED), so
+// workers never wait on each other here and never get the same domain.
+func (db *DB) LeaseDomains(ctx context.Context, owner string, n int) ([]string, error) {
+	now := ts(db.now())
+	out, err := collect(ctx, db.sql, scanString, fmt.Sprintf(leasePending, db.dialect.skipLocked), owner, now, n)
 	if err != nil {
 		return nil, fmt.Errorf("lease domains: %w", err)
 	}
 	if len(out) < n {
 		more, err := collect(ctx, db.sql, scanString, fmt.Sprintf(leaseDue, db.dialect.skipLocked),
-			owner, until, ts(now), ts(now), n-len(out))
+			owner, now, now, n-len(out))
 		if err != nil {
 			return out, fmt.Errorf("lease domains: %w", err)
 		}

@@ -43,11 +43,16 @@ func testLeases(t *testing.T, dsn string) {
 	if n, err := db.AddDomains(ctx, all[:1]); err != nil || n != 0 {
 		t.Fatalf("AddDomains again = %d, %v; want 0 new", n, err)
 	}
-	a, err := db.LeaseDomains(ctx, "w1", 2, time.Minute)
+	for _, w := range []string{"w1", "w2", "w3", "w4"} {
+		if err := db.RegisterWorker(ctx, store.Worker{ID: w, Lease: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := db.LeaseDomains(ctx, "w1", 2)
 	if err != nil || len(a) != 2 {
 		t.Fatalf("w1 leased %v, %v", a, err)
 	}
-	b, err := db.LeaseDomains(ctx, "w2", 5, time.Minute)
+	b, err := db.LeaseDomains(ctx, "w2", 5)
 	if err != nil || len(b) != 1 || slices.Contains(a, b[0]) {
 		t.Fatalf("w2 leased %v (w1 has %v), %v", b, a, err)
 	}
@@ -59,7 +64,7 @@ func testLeases(t *testing.T, dsn string) {
 	if err := db.Heartbeat(ctx, "w2", 0, false, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	again, err := db.LeaseDomains(ctx, "w2", 5, time.Minute)
+	again, err := db.LeaseDomains(ctx, "w2", 5)
 	if err != nil || !cmp.Equal(sorted(again), sorted(a)) {
 		t.Fatalf("after w1's leases expired w2 leased %v, want %v (%v)", again, a, err)
 	}
@@ -72,7 +77,7 @@ func testLeases(t *testing.T, dsn string) {
 	if held, _ := db.LeasesHeld(ctx, "w2"); held != 0 {
 		t.Errorf("after saving, w2 still holds %d leases", held)
 	}
-	if got, _ := db.LeaseDomains(ctx, "w3", 5, time.Minute); len(got) != 0 {
+	if got, _ := db.LeaseDomains(ctx, "w3", 5); len(got) != 0 {
 		t.Errorf("fresh domains were leased: %v", got)
 	}
 	st, err := db.Status(ctx, c.now().Add(-time.Hour))
@@ -84,13 +89,19 @@ func testLeases(t *testing.T, dsn string) {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
 	c.add(time.Hour + time.Second)
-	if got, _ := db.LeaseDomains(ctx, "w3", 5, time.Minute); len(got) != 3 {
+	if err := db.Heartbeat(ctx, "w3", 0, false, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.LeaseDomains(ctx, "w3", 5); len(got) != 3 {
 		t.Errorf("due again after an hour: leased %v, want all three", got)
 	}
 	if n, err := db.StopWorker(ctx, "w3"); err != nil || n != 3 {
 		t.Errorf("StopWorker released %d, %v; want 3", n, err)
 	}
-	if got, _ := db.LeaseDomains(ctx, "w4", 5, time.Minute); len(got) != 3 {
+	if err := db.Heartbeat(ctx, "w4", 0, false, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.LeaseDomains(ctx, "w4", 5); len(got) != 3 {
 		t.Errorf("released leases were not free: %v", got)
 	}
 }
@@ -118,8 +129,12 @@ func TestLeasesDisjointUnderContention(t *testing.T) {
 		wg.Go(func() {
 			other := open(t, dsn, nil)
 			owner := "w" + string(rune('0'+w))
+			if err := other.RegisterWorker(ctx, store.Worker{ID: owner, Lease: time.Hour}); err != nil {
+				t.Error(err)
+				return
+			}
 			for {
-				got, err := other.LeaseDomains(ctx, owner, 7, time.Minute)
+				got, err := other.LeaseDomains(ctx, owner, 7)
 				if err != nil {
 					t.Error(err)
 					return

@@ -219,7 +219,7 @@ func (w *worker) lease(ctx context.Context) ([]string, error) {
 	if want <= 0 {
 		return nil, nil
 	}
-	return w.st.LeaseDomains(ctx, w.id, want, w.flags.lease)
+	return w.st.LeaseDomains(ctx, w.id, want)
 }
 
 // wait pauses the lease loop until a domain finishes, the next domain

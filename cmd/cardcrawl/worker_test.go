@@ -152,7 +152,8 @@ func startProc(t *testing.T, args ...string) *proc {
 func (p *proc) stop(t *testing.T) int {
 	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+		<-p.done
+		t.Fatalf("the process ended before SIGTERM (exit %d); stderr:\n%s", p.cmd.ProcessState.ExitCode(), p.stderr.String())
 	}
 	select {
 	case <-p.done:

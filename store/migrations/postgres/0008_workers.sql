@@ -2,11 +2,12 @@
 -- leases for politeness across processes, the workers themselves, and the
 -- schedules the leader keeps.
 
--- A worker leases a due domain by writing its lease owner and expiry; the
--- heartbeat extends the expiry, and saving the domain's result clears
--- both. An expired lease ('' or a past time) is free for anyone.
+-- A worker leases a due domain by writing its id as the lease owner;
+-- saving the domain's result clears it. The lease holds while its owner's
+-- alive_until (moved on by each heartbeat) is ahead: a heartbeat is one
+-- row's write however many domains a worker holds, and never locks domain
+-- rows the crawl is writing.
 ALTER TABLE domains ADD COLUMN lease_owner TEXT COLLATE "C" NOT NULL DEFAULT '';
-ALTER TABLE domains ADD COLUMN lease_until TEXT COLLATE "C" NOT NULL DEFAULT '';
 -- Due domains: pending ones, then done ones whose next_fetch_after passed.
 CREATE INDEX domains_due ON domains (state, next_fetch_after);
 -- A worker's own leases (heartbeat, release), kept small by being partial.
@@ -32,7 +33,7 @@ CREATE TABLE workers (
   heartbeat_at TEXT COLLATE "C" NOT NULL,
   stopped_at   TEXT COLLATE "C" NOT NULL DEFAULT '',
   leader       BIGINT NOT NULL DEFAULT 0,
-  lease_ms     BIGINT NOT NULL DEFAULT 0,      -- its lease: alive while heartbeat_at + lease is ahead
+  alive_until  TEXT COLLATE "C" NOT NULL DEFAULT '',    -- last heartbeat + lease; its leases hold until then
   crawled      BIGINT NOT NULL DEFAULT 0
 );
 
