@@ -46,12 +46,57 @@ func (db *DB) RegisterWorker(ctx context.Context, w Worker) error {
 // holds for lease from now, and records its progress and whether it leads.
 // It writes the worker's own row only.
 func (db *DB) Heartbeat(ctx context.Context, id string, crawled int, leader bool, lease time.Duration) error {
+	return db.heartbeat(ctx, db.sql, id, crawled, leader, lease)
+}
+
+func (db *DB) heartbeat(ctx context.Context, q execer, id string, crawled int, leader bool, lease time.Duration) error {
 	now := db.now()
-	if _, err := db.sql.ExecContext(ctx, `UPDATE workers SET heartbeat_at = ?, alive_until = ?, crawled = ?, leader = ?
+	if _, err := q.ExecContext(ctx, `UPDATE workers SET heartbeat_at = ?, alive_until = ?, crawled = ?, leader = ?
 		WHERE id = ?`, ts(now), ts(now.Add(lease)), crawled, leader, id); err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
 	}
 	return nil
+}
+
+// Heartbeater beats for one worker on a PostgreSQL connection of its own,
+// so a busy pool (every domain saving, every request taking its host) can
+// never delay the heartbeat past the lease and hand a live worker's domains
+// to another. On SQLite, one process, it uses the handle.
+type Heartbeater struct {
+	db   *DB
+	id   string
+	conn *sql.Conn
+}
+
+// NewHeartbeater returns the heartbeat of worker id; Close it when done.
+func (db *DB) NewHeartbeater(id string) *Heartbeater { return &Heartbeater{db: db, id: id} }
+
+// Beat is Heartbeat on the heartbeater's own connection (made again after
+// an error).
+func (h *Heartbeater) Beat(ctx context.Context, crawled int, leader bool, lease time.Duration) error {
+	if !h.db.dialect.shared {
+		return h.db.Heartbeat(ctx, h.id, crawled, leader, lease)
+	}
+	if h.conn == nil {
+		c, err := h.db.sql.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("heartbeat: %w", err)
+		}
+		h.conn = c
+	}
+	err := h.db.heartbeat(ctx, h.conn, h.id, crawled, leader, lease)
+	if err != nil {
+		h.Close()
+	}
+	return err
+}
+
+// Close gives the connection back.
+func (h *Heartbeater) Close() {
+	if h.conn != nil {
+		h.conn.Close()
+		h.conn = nil
+	}
 }
 
 // StopWorker releases every domain lease the worker still holds (those

@@ -90,7 +90,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if _, err := nf.client(log); err != nil { // flag errors before the database is touched
 		return err
 	}
-	st, err := openStore(ctx, db.path, store.Options{Logger: log, MaxConns: nf.concurrency + 4})
+	st, err := openStore(ctx, db.path, store.Options{Logger: log, MaxConns: nf.concurrency + 6})
 	if err != nil {
 		return err
 	}
@@ -244,8 +244,10 @@ func (w *worker) wait(ctx context.Context, leaseErr error) {
 func (w *worker) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(w.flags.lease / 3)
 	defer tick.Stop()
+	hb := w.st.NewHeartbeater(w.id)
+	defer hb.Close()
 	for {
-		if err := w.st.Heartbeat(ctx, w.id, int(w.crawled.Load()), w.leader.Load(), w.flags.lease); err != nil && ctx.Err() == nil {
+		if err := hb.Beat(ctx, int(w.crawled.Load()), w.leader.Load(), w.flags.lease); err != nil && ctx.Err() == nil {
 			w.log.Warn("heartbeat failed", "err", err)
 		}
 		select {

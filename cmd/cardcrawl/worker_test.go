@@ -132,7 +132,7 @@ type proc struct {
 	done   chan struct{}
 }
 
-func startProc(t *testing.T, args ...string) *proc {
+func startProc(t testing.TB, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(os.Args[0], args...), done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), "CARDCRAWL_TEST_MAIN=1")
@@ -149,7 +149,7 @@ func startProc(t *testing.T, args ...string) *proc {
 }
 
 // stop sends SIGTERM and returns the exit code.
-func (p *proc) stop(t *testing.T) int {
+func (p *proc) stop(t testing.TB) int {
 	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		<-p.done
@@ -219,7 +219,7 @@ func TestWorkersShareFrontier(t *testing.T) {
 		t.Fatalf("frontier holds %d domains, want %d", total, len(w.domains))
 	}
 
-	args := append([]string{"worker", "--db", dsn, "--lease", "2s", "--concurrency", "16", "--idle", "100ms",
+	args := append([]string{"worker", "--db", dsn, "--lease", "4s", "--concurrency", "16", "--idle", "100ms",
 		"--timeout", "5s", "--domain-timeout", "20s", "--grace", "20s"}, w.netArgs()...)
 	var workers []*proc
 	for range 3 {
@@ -328,7 +328,7 @@ func TestWorkerLeaderSyncsOncePerPeriod(t *testing.T) {
 	dsn := pgtest.NewDB(t)
 	w := newWorkerWeb(t, 0)
 	const every = 500 * time.Millisecond
-	args := append([]string{"worker", "--db", dsn, "--lease", "2s", "--idle", "100ms",
+	args := append([]string{"worker", "--db", dsn, "--lease", "4s", "--idle", "100ms",
 		"--registry-every", every.String(), "--registry-url", simweb.DemoRegistryURL}, w.netArgs()...)
 	st, err := store.Open(ctx, dsn, store.Options{})
 	if err != nil {
