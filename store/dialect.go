@@ -148,3 +148,7 @@ type execer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
+
+// Name is the database as messages name it: the file path, or the URL
+// without its password.
+func (db *DB) Name() string { return db.name }

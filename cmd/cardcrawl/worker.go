@@ -100,7 +100,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	w := &worker{st: st, log: log, flags: wf, id: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(rnd[:])),
-		target: 2 * nf.concurrency, done: make(chan struct{}, 1)}
+		target: 2 * nf.concurrency, done: make(chan struct{}, 1), validator: sync.OnceValues(registry.NewValidator)}
 	// The host gate is what keeps workers polite to each other; on SQLite
 	// (one worker) it still shares each host's Retry-After among all the
 	// domains in flight.
@@ -180,6 +180,8 @@ type worker struct {
 	done    chan struct{}
 	crawled atomic.Int64
 	leader  atomic.Bool
+	// validator compiles the Registry's schemas once, at the first sync.
+	validator func() (*registry.Validator, error)
 }
 
 // domains yields leased domains until ctx ends: whenever fewer than target
@@ -322,7 +324,7 @@ func (w *worker) scheduled(ctx context.Context, client *fetch.Client, every time
 }
 
 func (w *worker) syncRegistry(ctx context.Context, client *fetch.Client) error {
-	val, err := registry.NewValidator()
+	val, err := w.validator()
 	if err != nil {
 		return err
 	}

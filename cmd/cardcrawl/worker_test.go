@@ -335,6 +335,7 @@ func TestWorkerLeaderSyncsOncePerPeriod(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	began := time.Now()
 	a, b := startProc(t, args...), startProc(t, args...)
 	schedule := func() store.Schedule {
 		s, err := st.Status(ctx, time.Now().Add(-time.Hour))
@@ -375,11 +376,12 @@ func TestWorkerLeaderSyncsOncePerPeriod(t *testing.T) {
 	if len(starts) < 3 {
 		t.Fatalf("%d syncs seen by the Registry, want at least 3", len(starts))
 	}
-	for i := 1; i < len(starts); i++ {
-		// Starts are claimed a period apart; requests arrive a few ms later.
-		if gap := starts[i].Sub(starts[i-1]); gap < every-50*time.Millisecond {
-			t.Errorf("syncs %d and %d started %v apart, less than the period %v", i-1, i, gap, every)
-		}
+	// Each start is claimed at least a period after the one before, but its
+	// first request may leave a loaded machine some time later; so count:
+	// at most one sync per period of the whole run, and two workers
+	// syncing on their own would make about twice that.
+	if limit := int(time.Since(began)/every) + 1; len(starts) > limit {
+		t.Errorf("%d syncs in %v, more than one per %v", len(starts), time.Since(began).Round(time.Millisecond), every)
 	}
 }
 
