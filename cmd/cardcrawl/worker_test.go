@@ -127,9 +127,28 @@ func (w *workerWeb) checkPoliteness(t *testing.T) {
 // proc is a cardcrawl process the test started.
 type proc struct {
 	cmd    *exec.Cmd
-	stdout strings.Builder
-	stderr strings.Builder
+	stdout syncBuffer
+	stderr syncBuffer
 	done   chan struct{}
+}
+
+// syncBuffer is a strings.Builder the test may read while the process
+// writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func startProc(t testing.TB, args ...string) *proc {
