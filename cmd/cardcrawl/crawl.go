@@ -107,32 +107,18 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 && file == "" {
-		return usagef("crawl: no domains given (name some, or use --domains FILE)")
-	}
 	if err := cf.validate(); err != nil {
 		return err
 	}
-	for _, d := range pos {
-		// Names typed on the command line are the user's to fix; bad lines
-		// in a domains file are data, skipped and listed in the summary.
-		if _, err := discover.NormalizeDomain(d); err != nil {
-			return usagef("crawl: %v", err)
-		}
+	domains, closeList, err := domainInput(e, "crawl", pos, file)
+	if err != nil {
+		return err
 	}
+	defer closeList()
 	log := lf.logger(e)
 	client, err := nf.client(log)
 	if err != nil {
 		return err
-	}
-	domains := discover.Names(pos...)
-	if file != "" {
-		list, closeList, err := openDomainsFile(e, file)
-		if err != nil {
-			return err
-		}
-		defer closeList()
-		domains = concat(domains, list)
 	}
 	st, err := db.open(ctx, log)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"iter"
 
 	"github.com/cardcrawl/cardcrawl/discover"
 )
@@ -30,23 +31,11 @@ func runDomainsAdd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 && file == "" {
-		return usagef("domains add: no domains given (name some, or use --domains FILE)")
+	list, closeList, err := domainInput(e, "domains add", pos, file)
+	if err != nil {
+		return err
 	}
-	for _, d := range pos {
-		if _, err := discover.NormalizeDomain(d); err != nil {
-			return usagef("domains add: %v", err)
-		}
-	}
-	list := discover.Names(pos...)
-	if file != "" {
-		f, closeList, err := openDomainsFile(e, file)
-		if err != nil {
-			return err
-		}
-		defer closeList()
-		list = concat(list, f)
-	}
+	defer closeList()
 	log := lf.logger(e)
 	st, err := db.open(ctx, log)
 	if err != nil {
@@ -116,4 +105,28 @@ func runDomainsAdd(ctx context.Context, e *env, args []string) error {
 		return errInterrupted
 	}
 	return nil
+}
+
+// domainInput is the domains a command was given: the names on the command
+// line, then those of --domains FILE ('-': stdin), read as they are needed.
+// Names typed on the command line are the user's to fix (exit 2); bad lines
+// in a file are data, counted by the caller.
+func domainInput(e *env, cmd string, pos []string, file string) (iter.Seq2[string, error], func(), error) {
+	if len(pos) == 0 && file == "" {
+		return nil, nil, usagef("%s: no domains given (name some, or use --domains FILE)", cmd)
+	}
+	for _, d := range pos {
+		if _, err := discover.NormalizeDomain(d); err != nil {
+			return nil, nil, usagef("%s: %v", cmd, err)
+		}
+	}
+	list := discover.Names(pos...)
+	if file == "" {
+		return list, func() {}, nil
+	}
+	f, closeList, err := openDomainsFile(e, file)
+	if err != nil {
+		return nil, nil, err
+	}
+	return concat(list, f), closeList, nil
 }
