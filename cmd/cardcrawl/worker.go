@@ -90,7 +90,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if _, err := nf.client(log); err != nil { // flag errors before the database is touched
 		return err
 	}
-	st, err := openStore(ctx, db.path, store.Options{Logger: log, MaxConns: nf.concurrency + 6})
+	st, err := openStore(ctx, db.path, store.Options{Logger: log, MaxConns: workerConns(nf.concurrency)})
 	if err != nil {
 		return err
 	}
@@ -162,6 +162,13 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	// Stopping is how a worker ends: not an interruption, exit 0.
 	return runErr
 }
+
+// workerConns is a worker's PostgreSQL connection cap: enough for the
+// domains in flight to save and take hosts without queueing much, plus the
+// heartbeat's and the leader lock's own, and small enough that tens of
+// workers fit in a server's default max_connections of 100 only when
+// raised: 20 each.
+func workerConns(concurrency int) int { return min(concurrency, 16) + 4 }
 
 // hostLeaseTTL bounds how long a dead worker keeps a host from the others.
 // A request holds its host for at most the request timeout (the guard
