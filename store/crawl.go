@@ -151,6 +151,15 @@ type Enqueued struct {
 // batches (one transaction each), so a list of any length streams through.
 func (db *DB) Enqueue(ctx context.Context, domains []string, opts EnqueueOptions) (Enqueued, error) {
 	var out Enqueued
+	err := db.retryTx(ctx, func() (err error) {
+		out, err = db.enqueue(ctx, domains, opts)
+		return err
+	})
+	return out, err
+}
+
+func (db *DB) enqueue(ctx context.Context, domains []string, opts EnqueueOptions) (Enqueued, error) {
+	var out Enqueued
 	now := db.now().UTC()
 	var run any
 	if opts.RunID != 0 {
@@ -177,7 +186,7 @@ func (db *DB) Enqueue(ctx context.Context, domains []string, opts EnqueueOptions
 			}
 			var state string
 			err = tx.queryRow(`UPDATE domains SET queued_run_id = ?,
-				  state = CASE WHEN state <> ? AND NOT ? AND next_fetch_after IS NOT NULL AND next_fetch_after > ?
+				  state = CASE WHEN state <> ? AND ? = 0 AND next_fetch_after IS NOT NULL AND next_fetch_after > ?
 				               THEN state ELSE ? END
 				WHERE domain = ? AND (? = 0 OR queued_run_id IS NULL OR queued_run_id <> ?)
 				RETURNING state`, run, StatePending, opts.Force, ts(now), StatePending, d,

@@ -117,7 +117,11 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 	if err != nil {
 		return err
 	}
-	if err := db.write(func(tx *txw) error { return saveDomain(tx, r, at, capped) }); err != nil {
+	// PostgreSQL may abort a transaction that deadlocked with another
+	// worker's; retryTx runs it again.
+	if err := db.retryTx(ctx, func() error {
+		return db.write(func(tx *txw) error { return saveDomain(tx, r, at, capped) })
+	}); err != nil {
 		return fmt.Errorf("save %s: %w", r.Domain, err)
 	}
 	return nil
@@ -249,8 +253,8 @@ func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 		next = ts(nextAt)
 	}
 	if _, err := tx.exec(`UPDATE domains SET state = ?, outcome = ?, class = ?, reason = ?, catalog_url = ?,
-		cards = ?, remotes = ?, last_run_id = ?, last_crawled_at = ?, next_fetch_after = ?, capped = ?, attempts = ?
-		WHERE domain = ?`,
+		cards = ?, remotes = ?, last_run_id = ?, last_crawled_at = ?, next_fetch_after = ?, capped = ?, attempts = ?,
+		lease_owner = '' WHERE domain = ?`,
 		StateDone, r.Outcome, r.Class, r.Reason, r.CatalogURL, cards, remotes, r.RunID, now, next, capped, attempts,
 		r.Domain); err != nil {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)

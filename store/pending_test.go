@@ -101,9 +101,11 @@ func pendingDomains(t *testing.T, db *store.DB) []string {
 // TestPendingProbesCarryNoCard: the remotes a stopped run left undecided
 // stream a page at a time, and no row carries the card: memory follows the
 // remotes, not remotes × card size.
-func TestPendingProbesCarryNoCard(t *testing.T) {
+func TestPendingProbesCarryNoCard(t *testing.T) { eachDialect(t, testPendingProbesCarryNoCard) }
+
+func testPendingProbesCarryNoCard(t *testing.T, dsn string) {
 	ctx := context.Background()
-	db := open(t, filepath.Join(t.TempDir(), "x.db"), nil)
+	db := open(t, dsn, nil)
 	run, err := db.StartRun(ctx, store.RunStart{Host: "h", PID: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -132,9 +134,11 @@ func TestPendingProbesCarryNoCard(t *testing.T) {
 // decision asked for is stored), and only domains whose last run stopped
 // without finishing are handed out: a concurrent run's work is its own, and
 // a settled run is not searched again.
-func TestPendingProbesScope(t *testing.T) {
+func TestPendingProbesScope(t *testing.T) { eachDialect(t, testPendingProbesScope) }
+
+func testPendingProbesScope(t *testing.T, dsn string) {
 	ctx := context.Background()
-	db := open(t, filepath.Join(t.TempDir(), "x.db"), nil)
+	db := open(t, dsn, nil)
 	dead, _ := db.StartRun(ctx, store.RunStart{Host: "h", PID: 1})
 	live, _ := db.StartRun(ctx, store.RunStart{Host: "h", PID: 2})
 	save(t, db, bigCardResult("a.example", dead, 3, 100))

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,7 +18,11 @@ import (
 // and a domain that stopped listing a card, take no part in reconciliation
 // (as they take no part in 'servers').
 func TestListedCardsOnlyActiveListings(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), "r.db"), nil)
+	eachDialect(t, testListedCardsOnlyActiveListings)
+}
+
+func testListedCardsOnlyActiveListings(t *testing.T, dsn string) {
+	db := open(t, dsn, nil)
 	for _, q := range []string{
 		`INSERT INTO domains (domain, added_at, state) VALUES ('a.example', 'now', 'done'), ('old.example', 'now', 'done'),
 			('gone.example', 'now', 'done')`,
@@ -48,10 +51,12 @@ func TestListedCardsOnlyActiveListings(t *testing.T) {
 	}
 }
 
-func TestNamespaceSweepRemovesTheRest(t *testing.T) {
+func TestNamespaceSweepRemovesTheRest(t *testing.T) { eachDialect(t, testNamespaceSweepRemovesTheRest) }
+
+func testNamespaceSweepRemovesTheRest(t *testing.T, dsn string) {
 	var clock time.Time
 	tick := func() time.Time { clock = clock.Add(time.Second); return clock }
-	db := open(t, filepath.Join(t.TempDir(), "n.db"), tick)
+	db := open(t, dsn, tick)
 	ctx := context.Background()
 	if err := db.SaveNamespaces(ctx, []store.NamespaceRow{
 		{Namespace: "com.example", Kind: "domain", Domain: "example.com", Method: "dns", Result: `{"method":"dns"}`, CheckedAt: "t1"},
@@ -91,7 +96,11 @@ func TestNamespaceSweepRemovesTheRest(t *testing.T) {
 // entries come out as one stream in byte order of their names, across
 // pages of both, so one namespace's names are adjacent.
 func TestEachNamedDocMergesInNameOrder(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), "n.db"), nil)
+	eachDialect(t, testEachNamedDocMergesInNameOrder)
+}
+
+func testEachNamedDocMergesInNameOrder(t *testing.T, dsn string) {
+	db := open(t, dsn, nil)
 	ctx := context.Background()
 	var want []string
 	var entries []store.RegistryEntry

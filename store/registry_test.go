@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,10 +10,12 @@ import (
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
-func TestWriteRegistryUpsertAndElect(t *testing.T) {
+func TestWriteRegistryUpsertAndElect(t *testing.T) { eachDialect(t, testWriteRegistryUpsertAndElect) }
+
+func testWriteRegistryUpsertAndElect(t *testing.T, dsn string) {
 	ctx := context.Background()
 	now := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "s.db"), store.Options{Now: func() time.Time { return now }})
+	db, err := store.Open(ctx, dsn, store.Options{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,9 +70,11 @@ func TestWriteRegistryUpsertAndElect(t *testing.T) {
 	}
 }
 
-func TestRegistrySyncStateRoundTrip(t *testing.T) {
+func TestRegistrySyncStateRoundTrip(t *testing.T) { eachDialect(t, testRegistrySyncStateRoundTrip) }
+
+func testRegistrySyncStateRoundTrip(t *testing.T, dsn string) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "s.db"), store.Options{})
+	db, err := store.Open(ctx, dsn, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,18 +3,21 @@
 // catalogs, entries, cards, remotes and probes derived from them.
 //
 // The store knows SQL, not HTTP. SQLite (modernc.org/sqlite, no cgo) is the
-// embedded default. Its users do not name *DB: each declares the methods it
-// calls (discover.Store, registry.Store, reconcile.Store, namespace.Store,
+// embedded default; PostgreSQL (pgx) is the shared store for many workers.
+// All SQL stays inside this package and is the same for both: statements use
+// constructs both databases have (INSERT … ON CONFLICT … DO UPDATE,
+// RETURNING, row values, no SQLite-only functions) and `?` placeholders,
+// which the PostgreSQL connection rebinds (see dialect.go). Migrations live
+// side by side in migrations/sqlite and migrations/postgres under the same
+// version names.
+//
+// Its users do not name *DB: each declares the methods it calls
+// (discover.Store, registry.Store, reconcile.Store, namespace.Store,
 // revalidate.Documents and Entries, gathered in pipeline.Store), using the
-// row types defined here, and store/storetest is the contract a backend
-// passes, so a PostgreSQL store can stand in without touching them. The
-// statements use constructs both databases have (INSERT … ON CONFLICT …
-// DO UPDATE, RETURNING, TRUE/FALSE, no SQLite-only functions); a PostgreSQL
-// dialect still needs $n placeholders, identity columns for the INTEGER
-// PRIMARY KEY ids, bytea for BLOB and boolean columns. Booleans are bound as
-// Go bools; timestamps are text in one fixed-width UTC format that sorts as
-// text (timeLayout), whatever form a caller passes; findings are taken and
-// returned as finding.List.
+// row types defined here, and store/storetest is the contract both backends
+// pass. Booleans are bound as Go bools; timestamps are text in one
+// fixed-width UTC format that sorts as text (timeLayout); findings are taken
+// and returned as finding.List.
 package store
 
 import (
@@ -33,12 +36,14 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
 var migrations embed.FS
 
 // DB is an open cardcrawl database.
 type DB struct {
 	sql      *sql.DB
+	dialect  *dialect
+	name     string // the file path, or the URL without its password
 	log      *slog.Logger
 	now      func() time.Time
 	readOnly bool
@@ -54,8 +59,11 @@ type Options struct {
 	// ReadOnly opens the file for reading only (SQLite's mode=ro): no
 	// migrations, no journal-mode switch, no writes, so read commands work
 	// on a file they may not write and never change one. The database must
-	// exist and be up to date.
+	// exist and be up to date. On PostgreSQL every transaction is read-only.
 	ReadOnly bool
+	// MaxConns bounds the connections to PostgreSQL (default 16); SQLite
+	// always uses one.
+	MaxConns int
 }
 
 // Errors Open returns for a file it will not use; callers tell the user
@@ -71,18 +79,47 @@ var (
 	ErrNewerSchema = errors.New("database is from a newer cardcrawl")
 )
 
-// Open opens the SQLite database at path, creating it unless ReadOnly, and
-// applies any pending migrations. WAL mode and a busy timeout make
-// concurrent readers and a crash at any moment safe: every write is its own
-// short transaction. A file that is not cardcrawl's is refused
-// (ErrNotCardcrawl) before anything is written to it.
-func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+// Open opens the database named by dsn: a postgres:// or postgresql:// URL
+// (see IsPostgresURL), or else the path of a SQLite file, created unless
+// ReadOnly. Pending migrations are applied. A database that is not
+// cardcrawl's is refused (ErrNotCardcrawl) before anything is written to it.
+func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if IsPostgresURL(dsn) {
+		return openPostgresDB(ctx, dsn, opts)
+	}
+	return openSQLite(ctx, dsn, opts)
+}
+
+// defaultMaxConns is Options.MaxConns' default.
+const defaultMaxConns = 16
+
+func openPostgresDB(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = defaultMaxConns
+	}
+	sdb, err := openPostgres(dsn, opts.ReadOnly, opts.MaxConns)
+	if err != nil {
+		return nil, err
+	}
+	name := redactDSN(dsn)
+	db := &DB{sql: sdb, dialect: postgresDialect, name: name, log: opts.Logger, now: opts.Now, readOnly: opts.ReadOnly}
+	if err := db.prepare(ctx, name); err != nil {
+		sdb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// openSQLite opens the file at path. WAL mode and a busy timeout make
+// concurrent readers and a crash at any moment safe: every write is its own
+// short transaction.
+func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 	// The journal mode is not in the DSN: it would be switched on the
 	// first connection, before Open has looked at whose file this is.
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
@@ -97,7 +134,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// the busy-retry logic out of the hot path. Readers share it, which is fine
 	// at the scale of a crawl.
 	sdb.SetMaxOpenConns(1)
-	db := &DB{sql: sdb, log: opts.Logger, now: opts.Now, readOnly: opts.ReadOnly}
+	db := &DB{sql: sdb, dialect: sqliteDialect, name: path, log: opts.Logger, now: opts.Now, readOnly: opts.ReadOnly}
 	if err := db.prepare(ctx, path); err != nil {
 		sdb.Close()
 		return nil, err
@@ -105,8 +142,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// prepare checks the file is cardcrawl's and, unless read-only, switches
-// it to WAL and migrates it.
+// prepare checks the database is cardcrawl's and, unless read-only,
+// switches a SQLite file to WAL and migrates it.
 func (db *DB) prepare(ctx context.Context, path string) error {
 	owned, err := db.owned(ctx, db.sql)
 	if err != nil {
@@ -121,8 +158,10 @@ func (db *DB) prepare(ctx context.Context, path string) error {
 	if db.readOnly {
 		return db.checkCurrent(ctx, path)
 	}
-	if err := db.setWAL(ctx); err != nil {
-		return fmt.Errorf("open database %s: set WAL mode: %w", path, err)
+	if db.dialect == sqliteDialect {
+		if err := db.setWAL(ctx); err != nil {
+			return fmt.Errorf("open database %s: set WAL mode: %w", path, err)
+		}
 	}
 	return db.migrate(ctx, path)
 }
@@ -171,17 +210,14 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// owned reports whether the file is empty or holds cardcrawl's schema
+// owned reports whether the database is empty or holds cardcrawl's schema
 // (schema_migrations). It only reads.
 func (db *DB) owned(ctx context.Context, q querier) (bool, error) {
-	var tables, ours int
-	err := q.QueryRowContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'),
-		(SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations')`).Scan(&tables, &ours)
+	tables, ours, err := db.dialect.tables(ctx, q)
 	if err != nil {
 		return false, err
 	}
-	return tables == 0 || ours == 1, nil
+	return tables == 0 || ours, nil
 }
 
 // isNotADatabase recognises SQLite's answer for a file that is not one
@@ -190,30 +226,32 @@ func isNotADatabase(err error) bool {
 	return strings.Contains(err.Error(), "file is not a database")
 }
 
-// migrationVersions lists the embedded migrations in the order they apply.
-func migrationVersions() ([]string, error) {
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+// migrationVersions lists the dialect's embedded migrations in the order
+// they apply.
+func (d *dialect) migrationVersions() ([]string, error) {
+	dir := "migrations/" + d.name + "/"
+	names, err := fs.Glob(migrations, dir+"*.sql")
 	if err != nil {
 		return nil, fmt.Errorf("list migrations: %w", err)
 	}
 	sort.Strings(names)
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = strings.TrimSuffix(strings.TrimPrefix(n, "migrations/"), ".sql")
+		out[i] = strings.TrimSuffix(strings.TrimPrefix(n, dir), ".sql")
 	}
 	return out, nil
 }
 
 // appliedVersions reads schema_migrations; a database without the table
 // has none applied.
-func appliedVersions(ctx context.Context, q interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}) (map[string]bool, error) {
+func (d *dialect) appliedVersions(ctx context.Context, q execer) (map[string]bool, error) {
+	if _, ours, err := d.tables(ctx, q); err != nil {
+		return nil, err
+	} else if !ours {
+		return map[string]bool{}, nil
+	}
 	rows, err := q.QueryContext(ctx, `SELECT version FROM schema_migrations`)
 	if err != nil {
-		if strings.Contains(err.Error(), "no such table") {
-			return map[string]bool{}, nil
-		}
 		return nil, err
 	}
 	defer rows.Close()
@@ -230,8 +268,8 @@ func appliedVersions(ctx context.Context, q interface {
 
 // pending compares what is applied with what this build knows: migrations
 // still to apply, or ErrNewerSchema when the file has one this build lacks.
-func pending(applied map[string]bool, path string) ([]string, error) {
-	known, err := migrationVersions()
+func (d *dialect) pending(applied map[string]bool, path string) ([]string, error) {
+	known, err := d.migrationVersions()
 	if err != nil {
 		return nil, err
 	}
@@ -251,11 +289,11 @@ func pending(applied map[string]bool, path string) ([]string, error) {
 
 // checkCurrent is the read-only open's check: every migration applied.
 func (db *DB) checkCurrent(ctx context.Context, path string) error {
-	applied, err := appliedVersions(ctx, db.sql)
+	applied, err := db.dialect.appliedVersions(ctx, db.sql)
 	if err != nil {
 		return fmt.Errorf("open database %s: %w", path, err)
 	}
-	todo, err := pending(applied, path)
+	todo, err := db.dialect.pending(applied, path)
 	if err != nil {
 		return err
 	}
@@ -299,15 +337,21 @@ func normTime(s string) string {
 }
 
 // migrate applies every embedded migration not yet recorded, in file-name
-// order, all in one immediate transaction: the write lock is taken first
-// and the applied set read after it, so two processes opening a fresh file
-// at once serialise here, and the second finds nothing left to do.
+// order, all in one transaction that takes the write lock first (SQLite's
+// BEGIN IMMEDIATE, PostgreSQL's pg_advisory_xact_lock) and reads the
+// applied set after it, so two processes opening a fresh database at once
+// serialise here, and the second finds nothing left to do.
 func (db *DB) migrate(ctx context.Context, path string) error {
 	tx, err := db.sql.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock in the DSN)
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", path, err)
 	}
 	defer tx.Rollback()
+	if db.dialect.lockMigrations != "" {
+		if _, err := tx.ExecContext(ctx, db.dialect.lockMigrations); err != nil {
+			return fmt.Errorf("migrate %s: lock: %w", path, err)
+		}
+	}
 	// Checked again under the lock: another process may have created
 	// tables since prepare looked.
 	if owned, err := db.owned(ctx, tx); err != nil {
@@ -320,11 +364,11 @@ func (db *DB) migrate(ctx context.Context, path string) error {
 		applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
-	applied, err := appliedVersions(ctx, tx)
+	applied, err := db.dialect.appliedVersions(ctx, tx)
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", path, err)
 	}
-	todo, err := pending(applied, path)
+	todo, err := db.dialect.pending(applied, path)
 	if err != nil {
 		return err
 	}
@@ -332,7 +376,7 @@ func (db *DB) migrate(ctx context.Context, path string) error {
 		return nil // the read transaction ends with the rollback
 	}
 	for _, version := range todo {
-		body, err := migrations.ReadFile("migrations/" + version + ".sql")
+		body, err := migrations.ReadFile("migrations/" + db.dialect.name + "/" + version + ".sql")
 		if err != nil {
 			return fmt.Errorf("read migration %s: %w", version, err)
 		}

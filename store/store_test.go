@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,8 +20,9 @@ func open(t *testing.T, path string, now func() time.Time) *store.DB {
 	return db
 }
 
-func TestOpenTwiceKeepsData(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.db")
+func TestOpenTwiceKeepsData(t *testing.T) { eachDialect(t, testOpenTwiceKeepsData) }
+
+func testOpenTwiceKeepsData(t *testing.T, path string) {
 	ctx := context.Background()
 	db := open(t, path, nil)
 	if _, err := db.Enqueue(ctx, []string{"example.com"}, store.EnqueueOptions{}); err != nil {
@@ -41,10 +41,12 @@ func TestOpenTwiceKeepsData(t *testing.T) {
 
 // TestEnqueueFreshness checks the frontier: new and due domains are handed
 // out, fresh ones are not unless forced, and pending ones always are.
-func TestEnqueueFreshness(t *testing.T) {
+func TestEnqueueFreshness(t *testing.T) { eachDialect(t, testEnqueueFreshness) }
+
+func testEnqueueFreshness(t *testing.T, dsn string) {
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	db := open(t, filepath.Join(t.TempDir(), "x.db"), clock)
+	db := open(t, dsn, clock)
 	ctx := context.Background()
 	all := []string{"a.example", "b.example", "c.example"}
 	got, err := db.Enqueue(ctx, all, store.EnqueueOptions{})
@@ -82,8 +84,10 @@ func TestEnqueueFreshness(t *testing.T) {
 
 // TestEnqueueDuplicatesPerRun: a run that is handed a name twice (in two
 // batches) crawls it once; another run takes it on again.
-func TestEnqueueDuplicatesPerRun(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), "x.db"), nil)
+func TestEnqueueDuplicatesPerRun(t *testing.T) { eachDialect(t, testEnqueueDuplicatesPerRun) }
+
+func testEnqueueDuplicatesPerRun(t *testing.T, dsn string) {
+	db := open(t, dsn, nil)
 	ctx := context.Background()
 	first, err := db.Enqueue(ctx, []string{"a.example", "b.example"}, store.EnqueueOptions{RunID: 1})
 	if err != nil {
@@ -135,7 +139,11 @@ func endpoints(t *testing.T, db *store.DB) []string {
 }
 
 func TestSaveDomainIsIdempotentAndRetiresListings(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), "x.db"), nil)
+	eachDialect(t, testSaveDomainIsIdempotentAndRetiresListings)
+}
+
+func testSaveDomainIsIdempotentAndRetiresListings(t *testing.T, dsn string) {
+	db := open(t, dsn, nil)
 	ctx := context.Background()
 	if _, err := db.Enqueue(ctx, []string{"a.example"}, store.EnqueueOptions{}); err != nil {
 		t.Fatal(err)
@@ -172,8 +180,10 @@ func TestSaveDomainIsIdempotentAndRetiresListings(t *testing.T) {
 	}
 }
 
-func TestObservationsAndValidators(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), "x.db"), nil)
+func TestObservationsAndValidators(t *testing.T) { eachDialect(t, testObservationsAndValidators) }
+
+func testObservationsAndValidators(t *testing.T, dsn string) {
+	db := open(t, dsn, nil)
 	ctx := context.Background()
 	u := "https://a.example/.well-known/ai-catalog.json"
 	if _, ok, err := db.LastValidators(ctx, u); err != nil || ok {
@@ -204,10 +214,12 @@ func TestObservationsAndValidators(t *testing.T) {
 
 // TestTimesSortAsText: stored times are compared as text (next_fetch_after),
 // so a whole second must not sort after a fraction of it.
-func TestTimesSortAsText(t *testing.T) {
+func TestTimesSortAsText(t *testing.T) { eachDialect(t, testTimesSortAsText) }
+
+func testTimesSortAsText(t *testing.T, dsn string) {
 	base := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	var clock time.Time
-	db := open(t, filepath.Join(t.TempDir(), "x.db"), func() time.Time { return clock })
+	db := open(t, dsn, func() time.Time { return clock })
 	var stamps []string
 	for _, d := range []time.Duration{0, 500 * time.Millisecond, time.Second, 1500 * time.Millisecond} {
 		clock = base.Add(d)
@@ -220,8 +232,10 @@ func TestTimesSortAsText(t *testing.T) {
 	}
 }
 
-func TestAbandonDeadRuns(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), "x.db"), nil)
+func TestAbandonDeadRuns(t *testing.T) { eachDialect(t, testAbandonDeadRuns) }
+
+func testAbandonDeadRuns(t *testing.T, dsn string) {
+	db := open(t, dsn, nil)
 	ctx := context.Background()
 	start := func(host string, pid int) int64 {
 		id, err := db.StartRun(ctx, store.RunStart{Options: map[string]any{}, Host: host, PID: pid})

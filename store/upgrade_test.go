@@ -18,7 +18,7 @@ func oldSchema(t *testing.T, path string, rows ...string) {
 		t.Fatal(err)
 	}
 	defer sdb.Close()
-	versions, err := migrationVersions()
+	versions, err := sqliteDialect.migrationVersions()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func oldSchema(t *testing.T, path string, rows ...string) {
 		if v >= "0006" {
 			break
 		}
-		body, err := migrations.ReadFile("migrations/" + v + ".sql")
+		body, err := migrations.ReadFile("migrations/sqlite/" + v + ".sql")
 		if err != nil {
 			t.Fatal(err)
 		}

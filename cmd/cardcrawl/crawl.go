@@ -117,32 +117,21 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 && file == "" && !rejudge {
-		return usagef("crawl: no domains given (name some, or use --domains FILE)")
-	}
 	if err := cf.validate(); err != nil {
 		return err
 	}
-	for _, d := range pos {
-		// Names typed on the command line are the user's to fix; bad lines
-		// in a domains file are data, skipped and listed in the summary.
-		if _, err := discover.NormalizeDomain(d); err != nil {
-			return usagef("crawl: %v", err)
+	// --revalidate alone re-judges what is stored and crawls nothing.
+	domains, closeList := discover.Names(), func() {}
+	if len(pos) > 0 || file != "" || !rejudge {
+		if domains, closeList, err = domainInput(e, "crawl", pos, file); err != nil {
+			return err
 		}
 	}
+	defer closeList()
 	log := lf.logger(e)
 	client, err := nf.client(log)
 	if err != nil {
 		return err
-	}
-	domains := discover.Names(pos...)
-	if file != "" {
-		list, closeList, err := openDomainsFile(e, file)
-		if err != nil {
-			return err
-		}
-		defer closeList()
-		domains = concat(domains, list)
 	}
 	st, err := db.open(ctx, log)
 	if err != nil {
@@ -236,12 +225,11 @@ type crawlReport struct {
 	Revalidated *revalidate.Summary `json:"revalidated,omitempty"`
 }
 
-// crawl wires the parts together and runs the crawl, drawing progress on a
-// terminal.
-func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, error]) (pipeline.Crawled, error) {
+// crawlOptions turns the flags into discover's options (crawl and worker).
+func crawlOptions(s crawlSetup) (discover.Options, error) {
 	v, err := servercard.NewValidator()
 	if err != nil {
-		return pipeline.Crawled{}, fmt.Errorf("load server card schema: %w", err)
+		return discover.Options{}, fmt.Errorf("load server card schema: %w", err)
 	}
 	opts := discover.Options{
 		Fetch: s.client, Validator: v, Logger: s.log, Concurrency: s.net.concurrency,
@@ -254,6 +242,16 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, 
 	if s.flags.probeMode != discover.ProbeNever {
 		opts.Probe.Prober = probe.New(probe.Options{Fetch: s.client,
 			ClientVersion: version, Logger: s.log})
+	}
+	return opts, nil
+}
+
+// crawl wires the parts together and runs the crawl, drawing progress on a
+// terminal.
+func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, error]) (pipeline.Crawled, error) {
+	opts, err := crawlOptions(s)
+	if err != nil {
+		return pipeline.Crawled{}, err
 	}
 	drawn := false
 	if e.stderrTTY {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -81,7 +82,16 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 type dbFlags struct{ path string }
 
 func (d *dbFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&d.path, "db", "cardcrawl.db", "SQLite database `path` (created if missing)")
+	fs.StringVar(&d.path, "db", defaultDB(), "SQLite database `path` (created if missing), or a postgres:// URL; default $CARDCRAWL_DB, else cardcrawl.db")
+}
+
+// defaultDB is --db's default: $CARDCRAWL_DB, so a fleet of workers and
+// the commands that watch them need not repeat a URL, else cardcrawl.db.
+func defaultDB() string {
+	if v := os.Getenv("CARDCRAWL_DB"); v != "" {
+		return v
+	}
+	return "cardcrawl.db"
 }
 
 func (d *dbFlags) open(ctx context.Context, log *slog.Logger) (*store.DB, error) {
@@ -96,6 +106,9 @@ type netFlags struct {
 	timeout     time.Duration
 	userAgent   string
 	concurrency int
+	// gate, set by worker on a shared database, keeps requests one per
+	// host across processes.
+	gate fetch.HostGate
 }
 
 func (n *netFlags) register(fs *flag.FlagSet) {
@@ -112,7 +125,7 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 
 // client builds the program's one HTTP client from the flags.
 func (n *netFlags) client(log *slog.Logger) (*fetch.Client, error) {
-	opts := fetch.Options{UserAgent: n.userAgent, Timeout: n.timeout, Logger: log, DNSServer: n.dnsServer}
+	opts := fetch.Options{UserAgent: n.userAgent, Timeout: n.timeout, Logger: log, DNSServer: n.dnsServer, HostGate: n.gate}
 	if n.timeout <= 0 {
 		return nil, usagef("--timeout must be positive")
 	}
@@ -170,7 +183,7 @@ type readFlags struct {
 
 // register adds --db and -v, and --json when jsonHelp says what it prints.
 func (r *readFlags) register(fs *flag.FlagSet, jsonHelp string) {
-	fs.StringVar(&r.db.path, "db", "cardcrawl.db", "SQLite database `path` (must exist)")
+	fs.StringVar(&r.db.path, "db", defaultDB(), "SQLite database `path` (must exist), or a postgres:// URL; default $CARDCRAWL_DB, else cardcrawl.db")
 	r.lf.register(fs)
 	if jsonHelp != "" {
 		fs.BoolVar(&r.asJSON, "json", false, jsonHelp)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cardcrawl/cardcrawl/internal/pgtest"
 	"github.com/cardcrawl/cardcrawl/internal/simweb"
 	"github.com/cardcrawl/cardcrawl/registry/registrytest"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m)
 }
 
 // hangWeb is a small web whose fourth domain blocks its first request until

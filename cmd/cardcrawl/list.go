@@ -24,7 +24,10 @@ func init() {
 }
 
 func runDomains(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "domains", "[flags]", "List every domain the database knows, with its last outcome: a catalog, none,\nor the failure class and reason, and the per-domain limits its last crawl hit.")
+	if len(args) > 0 && args[0] == "add" {
+		return runDomainsAdd(ctx, e, args[1:])
+	}
+	fs := newFlags(e, "domains", "[flags]   (or: domains add --domains FILE, see domains add --help)", "List every domain the database knows, with its last outcome: a catalog, none,\nor the failure class and reason, and the per-domain limits its last crawl hit.")
 	var rf readFlags
 	rf.register(fs, "print JSON (an array of objects)")
 	if err := parseNoArgs(fs, args); err != nil {

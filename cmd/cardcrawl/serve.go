@@ -78,7 +78,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 		return feed.Records(servers), nil
 	}})
-	fmt.Fprintf(e.stderr, "serving %s on http://%s/\n", rf.db.path, ln.Addr())
+	fmt.Fprintf(e.stderr, "serving %s on http://%s/\n", st.Name(), ln.Addr())
 	return serveHTTP(ctx, ln, h, serveOptions{MaxConns: maxConns})
 }
 

@@ -63,6 +63,20 @@ type Options struct {
 	// then say a name does not exist (class dns) while the names that do
 	// still go where the rule says. Not with Resolver.
 	DNSServer string
+	// HostGate, when set, is asked for a host after this client's own
+	// per-host slot, so requests are one at a time per host across every
+	// process sharing the gate (workers on one database), not only within
+	// this one. nil: the in-process slot alone.
+	HostGate HostGate
+}
+
+// HostGate admits one request at a time per host beyond this process.
+// Acquire waits until host is free (and not resting after a Retry-After)
+// or ctx ends; release gives it back once the response body is closed,
+// told how long the host asked to be left alone (Retry-After on a 429 or
+// 503, else 0).
+type HostGate interface {
+	Acquire(ctx context.Context, host string) (release func(wait time.Duration), err error)
 }
 
 // maxOpenConns bounds the connections kept open between requests, HTTP/2
@@ -180,6 +194,7 @@ func New(opts Options) (*Client, error) {
 			userAgent: opts.UserAgent,
 			timeout:   opts.Timeout,
 			slots:     c.slots,
+			gate:      opts.HostGate,
 		},
 		CheckRedirect: c.checkRedirect(nil, false),
 		// No Jar: cookies are never stored or sent. No Timeout: the guard

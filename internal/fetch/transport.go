@@ -22,6 +22,7 @@ type guard struct {
 	userAgent string
 	timeout   time.Duration
 	slots     *slots
+	gate      HostGate // nil: the slot alone
 }
 
 // strippedHeaders are never sent: cardcrawl carries no credentials and no
@@ -41,7 +42,7 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := CheckURL(req.URL.String()); err != nil {
 		return fail(err)
 	}
-	release, err := g.slots.acquire(req.Context(), slotKey(req.URL))
+	release, err := g.acquire(req.Context(), slotKey(req.URL))
 	if err != nil {
 		return fail(err)
 	}
@@ -59,11 +60,40 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := g.next.RoundTrip(out)
 	if err != nil {
 		cancel()
+		release(0)
+		return nil, err
+	}
+	wait := restFor(resp)
+	resp.Body = &guardedBody{ReadCloser: resp.Body, ctx: ctx, done: func() { cancel(); release(wait) }}
+	return resp, nil
+}
+
+// acquire takes the host's in-process slot, then the shared gate if there
+// is one; the release gives both back, telling the gate how long the host
+// asked to rest.
+func (g *guard) acquire(ctx context.Context, host string) (func(wait time.Duration), error) {
+	release, err := g.slots.acquire(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	if g.gate == nil {
+		return func(time.Duration) { release() }, nil
+	}
+	shared, err := g.gate.Acquire(ctx, host)
+	if err != nil {
 		release()
 		return nil, err
 	}
-	resp.Body = &guardedBody{ReadCloser: resp.Body, ctx: ctx, done: func() { cancel(); release() }}
-	return resp, nil
+	return func(wait time.Duration) { shared(wait); release() }, nil
+}
+
+// restFor is how long a response asks its host to be left alone.
+func restFor(resp *http.Response) time.Duration {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+		return 0
+	}
+	wait, _ := RetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	return wait
 }
 
 // guardedBody holds the host slot and the request timeout until the caller

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// openPostgres opens a database/sql handle on PostgreSQL through pgx's
+// stdlib driver, wrapped so that every statement the store (or a test
+// through SQL()) sends is rebound from `?` to $n, and booleans are bound as
+// the integers the schema stores them as. The store's Go code and SQL are
+// then the same for both dialects.
+func openPostgres(dsn string, readOnly bool, maxConns int) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", redactDSN(dsn), err)
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	// Stored timestamps are text, but anything PostgreSQL itself prints
+	// (status, logs) reads best in UTC.
+	cfg.RuntimeParams["timezone"] = "UTC"
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = "cardcrawl"
+	}
+	if readOnly {
+		cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	sdb := sql.OpenDB(&rebindConnector{inner: stdlib.GetConnector(*cfg), r: &rebinder{cache: map[string]string{}}})
+	sdb.SetMaxOpenConns(maxConns)
+	sdb.SetMaxIdleConns(maxConns)
+	sdb.SetConnMaxIdleTime(5 * time.Minute)
+	return sdb, nil
+}
+
+// redactDSN drops a password from a URL for messages.
+func redactDSN(dsn string) string {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return "the PostgreSQL URL"
+	}
+	return fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+}
+
+type rebindConnector struct {
+	inner driver.Connector
+	r     *rebinder
+}
+
+func (c *rebindConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &rebindConn{Conn: conn.(*stdlib.Conn), r: c.r}, nil
+}
+
+func (c *rebindConnector) Driver() driver.Driver { return c.inner.Driver() }
+
+// rebindConn is pgx's connection with statements rebound on the way in.
+// The optional interfaces database/sql looks for are all forwarded.
+type rebindConn struct {
+	*stdlib.Conn
+	r *rebinder
+}
+
+func (c *rebindConn) Prepare(query string) (driver.Stmt, error) {
+	return c.Conn.Prepare(c.r.rebind(query))
+}
+
+func (c *rebindConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return c.Conn.PrepareContext(ctx, c.r.rebind(query))
+}
+
+func (c *rebindConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.ExecContext(ctx, c.r.rebind(query), args)
+}
+
+func (c *rebindConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.Conn.QueryContext(ctx, c.r.rebind(query), args)
+}
+
+// CheckNamedValue binds a bool as 0 or 1: the schema keeps flags in
+// integer columns on both databases, and SQLite's driver does the same.
+func (c *rebindConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if b, ok := nv.Value.(bool); ok {
+		nv.Value = int64(0)
+		if b {
+			nv.Value = int64(1)
+		}
+	}
+	return c.Conn.CheckNamedValue(nv)
+}
