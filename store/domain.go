@@ -110,6 +110,10 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		return fmt.Errorf("save %s: %w", r.Domain, err)
 	}
 	defer tx.Rollback()
+	feedBefore, err := feedBeforeDomain(ctx, tx, r.Domain)
+	if err != nil {
+		return err
+	}
 
 	for _, c := range r.Catalogs {
 		findings, err := jsonText(c.Findings)
@@ -219,6 +223,9 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		cards = ?, remotes = ?, last_run_id = ?, last_crawled_at = ?, next_fetch_after = ?, capped = ? WHERE domain = ?`,
 		StateDone, r.Outcome, r.Class, r.Reason, r.CatalogURL, cards, remotes, r.RunID, now, next, capped, r.Domain); err != nil {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)
+	}
+	if err := feedAfterDomain(ctx, tx, now, r, feedBefore); err != nil {
+		return err
 	}
 	return tx.Commit()
 }

@@ -38,12 +38,14 @@ type ProbeDecision struct {
 
 // AddProbeDecision appends a decision.
 func (db *DB) AddProbeDecision(ctx context.Context, d ProbeDecision) error {
-	_, err := db.sql.ExecContext(ctx, `INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason)
-		VALUES (?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, db.Now(), d.Decision, d.Reason)
-	if err != nil {
-		return fmt.Errorf("add probe decision for %s: %w", d.URL, err)
-	}
-	return nil
+	return db.inTx(ctx, func(tx *sql.Tx, now string) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason)
+		VALUES (?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason)
+		if err != nil {
+			return fmt.Errorf("add probe decision for %s: %w", d.URL, err)
+		}
+		return feedAfterProbe(ctx, tx, now, d.RemoteNorm)
+	})
 }
 
 // AddProbe appends a probe result.
@@ -56,14 +58,16 @@ func (db *DB) AddProbe(ctx context.Context, runID int64, p ProbeRow) error {
 	if t, err := time.Parse(time.RFC3339Nano, p.ProbedAt); err == nil {
 		probedAt = ts(t)
 	}
-	_, err := db.sql.ExecContext(ctx, `INSERT INTO probes (run_id, remote_norm, url, probed_at, outcome, transport, protocol,
+	return db.inTx(ctx, func(tx *sql.Tx, now string) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO probes (run_id, remote_norm, url, probed_at, outcome, transport, protocol,
 		server_name, server_version, tool_count, card_sha256, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		runID, p.RemoteNorm, p.URL, probedAt, p.Outcome, p.Transport, p.Protocol, p.ServerName, p.ServerVersion,
-		tools, p.CardSHA256, p.Result)
-	if err != nil {
-		return fmt.Errorf("add probe for %s: %w", p.URL, err)
-	}
-	return nil
+			runID, p.RemoteNorm, p.URL, probedAt, p.Outcome, p.Transport, p.Protocol, p.ServerName, p.ServerVersion,
+			tools, p.CardSHA256, p.Result)
+		if err != nil {
+			return fmt.Errorf("add probe for %s: %w", p.URL, err)
+		}
+		return feedAfterProbe(ctx, tx, now, p.RemoteNorm)
+	})
 }
 
 // LastProbe returns when remoteNorm was last probed and against which card

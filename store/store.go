@@ -317,6 +317,11 @@ func (db *DB) migrate(ctx context.Context, path string) error {
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 			return fmt.Errorf("apply migration %s: %w", version, err)
 		}
+		if step := afterMigration[version]; step != nil {
+			if err := step(ctx, tx, db.Now()); err != nil {
+				return fmt.Errorf("apply migration %s: %w", version, err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, version, db.Now()); err != nil {
 			return fmt.Errorf("record migration %s: %w", version, err)
 		}
