@@ -168,6 +168,9 @@ func feedAfterDomain(ctx context.Context, tx execQuerier, now string, r DomainRe
 		}
 	}
 	f := newFeedTx(tx, now)
+	for _, c := range r.Cards {
+		f.repos[c.Key+"\x00"+c.SHA256] = repositoryJSON(string(c.JSON))
+	}
 	keys := make([]feedKey, 0, len(touched))
 	for k := range touched {
 		keys = append(keys, k)
@@ -188,6 +191,10 @@ func feedAfterDomain(ctx context.Context, tx execQuerier, now string, r DomainRe
 	return f.finish(ctx)
 }
 
+// entryFirst is the first live record of a card's entry, as entry_first
+// holds it.
+const entryFirst = `SELECT MIN(CAST(g.kind AS TEXT) || g.key) FROM feed_servers g WHERE g.card_key = ? AND g.removed_at IS NULL`
+
 // finish redoes entry_first for the cards whose records changed: the
 // first record of each card's entry.
 func (f *feedTx) finish(ctx context.Context) error {
@@ -197,16 +204,8 @@ func (f *feedTx) finish(ctx context.Context) error {
 	}
 	slices.Sort(keys)
 	for _, card := range keys {
-		var first sql.NullString
-		if err := f.tx.QueryRowContext(ctx, `SELECT MIN(CAST(kind AS TEXT) || key) FROM feed_servers
-			WHERE card_key = ? AND removed_at IS NULL`, card).Scan(&first); err != nil {
-			return fmt.Errorf("feed entry of %s: %w", card, err)
-		}
-		if !first.Valid {
-			continue
-		}
-		res, err := f.tx.ExecContext(ctx, `UPDATE feed_servers SET entry_first = ?
-			WHERE card_key = ? AND removed_at IS NULL AND entry_first <> ?`, first.String, card, first.String)
+		res, err := f.tx.ExecContext(ctx, `UPDATE feed_servers SET entry_first = (`+entryFirst+`)
+			WHERE card_key = ? AND removed_at IS NULL AND entry_first <> (`+entryFirst+`)`, card, card, card)
 		if err != nil {
 			return fmt.Errorf("feed entry of %s: %w", card, err)
 		}
@@ -328,13 +327,24 @@ func (f *feedTx) compute(ctx context.Context, k feedKey) (feedRow, bool, error) 
 	var findings, cardJSON sql.NullString
 	var err error
 	if k.kind == kindEndpoint {
+		// The endpoint, its best card, its latest probe and decision: one
+		// query, as this runs for every record a crawl touches.
+		var result string
 		err = f.tx.QueryRowContext(ctx, `SELECT r.url, r.type, r.templated, r.first_seen, r.last_seen,
-			c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version, c.description, c.website_url, c.grade, c.findings
+			c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version, c.description, c.website_url, c.grade,
+			c.findings, COALESCE(p.outcome, ''), COALESCE(p.probed_at, ''), COALESCE(p.transport, ''),
+			COALESCE(p.protocol, ''), COALESCE(p.server_name, ''), COALESCE(p.server_version, ''), p.tool_count,
+			COALESCE(p.result, ''), COALESCE(d.decision, ''), COALESCE(d.reason, '')
 			FROM remotes r JOIN listings l ON l.remote_norm = r.url_norm AND l.active = 1
 			JOIN cards c ON c.key = l.card_key
+			LEFT JOIN probes p ON p.id = (SELECT MAX(id) FROM probes WHERE remote_norm = r.url_norm)
+			LEFT JOIN probe_decisions d ON d.id = (SELECT MAX(id) FROM probe_decisions WHERE remote_norm = r.url_norm)
 			WHERE r.url_norm = ? ORDER BY `+bestCardOrder+` LIMIT 1`, k.key).Scan(&m.endpoint, &m.transport, &m.templated,
 			&r.firstSeen, &r.lastSeen, &m.cardKey, &m.cardURL, &m.cardInline, &m.cardSHA, &m.name, &m.title, &m.version,
-			&m.description, &m.website, &m.grade, &findings)
+			&m.description, &m.website, &m.grade, &findings, &m.probeOutcome, &r.probedAt, &m.probeTransport,
+			&m.probeProtocol, &m.probeServerName, &m.probeServerVersion, &m.probeTools, &result, &r.decision,
+			&r.decisionReason)
+		m.probePartial = partial(result)
 	} else {
 		err = f.tx.QueryRowContext(ctx, `SELECT c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version,
 			c.description, c.website_url, c.grade, c.findings, c.first_seen, c.last_seen
@@ -360,21 +370,6 @@ func (f *feedTx) compute(ctx context.Context, k feedKey) (feedRow, bool, error) 
 		f.repos[repoKey] = repo
 	}
 	m.repo = repo
-	if k.kind == kindEndpoint {
-		var result string
-		err := f.tx.QueryRowContext(ctx, `SELECT outcome, probed_at, transport, protocol, server_name, server_version,
-			tool_count, result FROM probes WHERE remote_norm = ? ORDER BY id DESC LIMIT 1`, k.key).Scan(&m.probeOutcome,
-			&r.probedAt, &m.probeTransport, &m.probeProtocol, &m.probeServerName, &m.probeServerVersion, &m.probeTools, &result)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return r, false, fmt.Errorf("probe of %s: %w", k.key, err)
-		}
-		m.probePartial = partial(result)
-		err = f.tx.QueryRowContext(ctx, `SELECT decision, reason FROM probe_decisions WHERE remote_norm = ?
-			ORDER BY id DESC LIMIT 1`, k.key).Scan(&r.decision, &r.decisionReason)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return r, false, fmt.Errorf("probe decision about %s: %w", k.key, err)
-		}
-	}
 	return r, true, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // FeedServer is one feed record as the read model holds it: a remote
@@ -457,3 +458,7 @@ func (db *DB) CountFeedServers(ctx context.Context, q FeedQuery) (int, error) {
 	}
 	return n, nil
 }
+
+// FormatTime writes t as the store's timestamp columns hold it (RFC 3339,
+// UTC, fixed fraction), for FeedQuery.Since and EntryQuery.Since.
+func FormatTime(t time.Time) string { return ts(t) }

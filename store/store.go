@@ -48,6 +48,9 @@ type Options struct {
 	// on a file they may not write and never change one. The database must
 	// exist and be up to date.
 	ReadOnly bool
+	// ReadConns is how many connections a ReadOnly open may read on at
+	// once (default 1): a server answering requests side by side.
+	ReadConns int
 }
 
 // Errors Open returns for a file it will not use; callers tell the user
@@ -89,6 +92,12 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// the busy-retry logic out of the hot path. Readers share it, which is fine
 	// at the scale of a crawl.
 	sdb.SetMaxOpenConns(1)
+	if opts.ReadOnly && opts.ReadConns > 1 {
+		// Readers of a WAL database do not wait for each other or for the
+		// writer; each connection reads its own snapshot.
+		sdb.SetMaxOpenConns(opts.ReadConns)
+		sdb.SetMaxIdleConns(opts.ReadConns)
+	}
 	db := &DB{sql: sdb, log: opts.Logger, now: opts.Now, readOnly: opts.ReadOnly}
 	if err := db.prepare(ctx, path); err != nil {
 		sdb.Close()

@@ -9,9 +9,5 @@ import (
 )
 
 func exportAll(ctx context.Context, db *store.DB, format string, w io.Writer) error {
-	servers, err := db.Servers(ctx)
-	if err != nil {
-		return err
-	}
-	return feed.Write(w, format, feed.Records(servers))
+	return feed.Write(ctx, w, format, db, feed.WriteOptions{})
 }

@@ -13,32 +13,44 @@ import (
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
-// tickingClock returns a clock that advances a second on every reading,
-// from a fixed start, so stored times are distinct and reproducible.
-func tickingClock() func() time.Time {
-	var mu sync.Mutex
-	t := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	return func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		t = t.Add(time.Second)
-		return t
-	}
+// testClock is a clock tests move on by hand.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
 }
 
-// filledStore is a real database holding feedtest's varied servers.
-func filledStore(t testing.TB, domains int) *store.DB {
+func newTestClock() *testClock {
+	return &testClock{t: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// filledStore is a real database holding feedtest's varied servers, each
+// domain saved a second after the last.
+func filledStore(t testing.TB, domains int) (*store.DB, *testClock) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "feed.db"), store.Options{Now: tickingClock()})
+	clock := newTestClock()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "feed.db"), store.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := feedtest.Fill(ctx, db, feedtest.Options{Domains: domains, RunID: 1}); err != nil {
+	if err := feedtest.Fill(ctx, db, feedtest.Options{Domains: domains, RunID: 1,
+		BeforeDomain: func() { clock.Advance(time.Second) }}); err != nil {
 		t.Fatal(err)
 	}
-	return db
+	return db, clock
 }
 
 // TestStoreGolden pins every format's bytes for a database filled through
@@ -47,8 +59,8 @@ func filledStore(t testing.TB, domains int) *store.DB {
 // by the export that read every server into memory; the streamed export
 // must write the same bytes.
 func TestStoreGolden(t *testing.T) {
-	db := filledStore(t, 40)
-	for _, f := range feed.Formats {
+	db, _ := filledStore(t, 40)
+	for _, f := range feed.FormatNames() {
 		t.Run(f, func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := exportAll(context.Background(), db, f, &buf); err != nil {

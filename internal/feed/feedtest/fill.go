@@ -20,6 +20,10 @@ type Options struct {
 	From int
 	// RunID is recorded with decisions and probes.
 	RunID int64
+	// BeforeDomain, if set, runs before each domain is saved (tests move
+	// their clock on here, so stored times do not depend on how many times
+	// the store reads its clock).
+	BeforeDomain func()
 }
 
 // Domain names domain i of a fill.
@@ -35,6 +39,9 @@ func Domain(i int) string { return fmt.Sprintf("d%06d.example", i) }
 // probed ok and every 11th times out.
 func Fill(ctx context.Context, db *store.DB, opts Options) error {
 	for i := opts.From; i < opts.From+opts.Domains; i++ {
+		if opts.BeforeDomain != nil {
+			opts.BeforeDomain()
+		}
 		r := domainResult(i, opts.RunID)
 		if err := db.SaveDomain(ctx, r); err != nil {
 			return err
