@@ -45,7 +45,7 @@ type Format struct {
 // Formats are the feed's formats, in the order help lists them.
 var Formats = []Format{
 	{Name: "jsonl", ContentType: "application/jsonl", Path: "/feed.jsonl", Delta: true,
-		Help: "one JSON record per server (endpoint, or card without remote); with --since, changes and tombstones",
+		Help:  "one JSON record per server (endpoint, or card without remote); with --since, changes and tombstones",
 		write: writeJSONL},
 	{Name: "json", ContentType: "application/json", Path: "/feed.json",
 		Help: "the Registry v0.1 list shape, one server.json entry per describing card", write: writeRegistryJSON},
