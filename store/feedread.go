@@ -175,6 +175,9 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 			if size <= 0 {
 				return nil, nil
 			}
+			if after == (FeedCursor{}) {
+				after = q.After
+			}
 			where, args := q.where()
 			args = append([]any{after.Kind, after.Key}, args...)
 			page, err := collectTx(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM feed_servers f

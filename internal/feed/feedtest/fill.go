@@ -5,6 +5,8 @@ package feedtest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -168,4 +170,82 @@ func domainResult(i int, run int64) store.DomainResult {
 		add("urn:example:"+pd+":a", pc, pRemotes)
 	}
 	return r
+}
+
+// Card is one card for Save to list.
+type Card struct {
+	// Key is the card's URL, or for an inline card its catalog URL and a
+	// JSON pointer.
+	Key         string
+	Inline      bool
+	Name        string
+	Title       string
+	Version     string
+	Description string
+	WebsiteURL  string
+	Grade       string // conformant when empty
+	Findings    string // stored findings JSON; "[]" when empty
+	// JSON is the card document; built from the fields and Remotes when
+	// empty.
+	JSON    string
+	Remotes []string // streamable-http endpoints it declares
+}
+
+// Save crawls domain once more as listing exactly these cards (none: the
+// domain has no catalog any more, a definitive 404).
+func Save(ctx context.Context, db *store.DB, runID int64, domain string, cards ...Card) error {
+	cat := "https://" + domain + "/.well-known/ai-catalog.json"
+	r := store.DomainResult{Domain: domain, RunID: runID, Outcome: store.OutcomeCatalog, CatalogURL: cat, Definitive: true,
+		Catalogs: []store.CatalogRecord{{URL: cat, SpecVersion: "1.0", SHA256: "cat", EntryCount: len(cards)}}}
+	if len(cards) == 0 {
+		r = store.DomainResult{Domain: domain, RunID: runID, Outcome: store.OutcomeNoCatalog, Class: "http_404",
+			Reason: "404", Definitive: true}
+	}
+	for i, c := range cards {
+		var rs []store.RemoteRecord
+		for _, u := range c.Remotes {
+			rs = append(rs, remote(u, "streamable-http"))
+		}
+		doc := c.JSON
+		if doc == "" {
+			parts := make([]string, len(rs))
+			for j, m := range rs {
+				parts[j] = string(m.JSON)
+			}
+			doc = fmt.Sprintf(`{"name":%s,"version":%s,"description":%s,"title":%s,"remotes":[%s]}`, jsonString(c.Name),
+				jsonString(c.Version), jsonString(c.Description), jsonString(c.Title), strings.Join(parts, ","))
+		}
+		grade, findings := c.Grade, c.Findings
+		if grade == "" {
+			grade = "conformant"
+		}
+		if findings == "" {
+			findings = "[]"
+		}
+		source := c.Key
+		if c.Inline {
+			source = ""
+		}
+		card := store.CardRecord{Key: c.Key, SourceURL: source, Inline: c.Inline, SHA256: sum(doc),
+			Name: c.Name, Title: c.Title, Version: c.Version, Description: c.Description, WebsiteURL: c.WebsiteURL, Grade: grade,
+			Findings: json.RawMessage(findings), JSON: []byte(doc)}
+		r.Cards = append(r.Cards, card)
+		ident := fmt.Sprintf("urn:example:%s:%d", domain, i)
+		r.Entries = append(r.Entries, store.EntryRecord{CatalogURL: cat, Identifier: ident, Type: "application/mcp-server-card+json",
+			URL: source, ResolvedURL: source, Inline: c.Inline, Raw: []byte(`{}`)})
+		if len(rs) == 0 {
+			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: cat, Identifier: ident, CardKey: c.Key})
+		}
+		for _, m := range rs {
+			m.CardKey = c.Key
+			r.Remotes = append(r.Remotes, m)
+			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: cat, Identifier: ident, CardKey: c.Key, RemoteNorm: m.URLNorm})
+		}
+	}
+	return db.SaveDomain(ctx, r)
+}
+
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
 }
