@@ -17,9 +17,9 @@ import (
 // view is what both ways of reading the feed must agree on.
 type view struct {
 	Norm, Endpoint, Transport, CardKey, Name, Version, Grade string
-	Findings                                               []string
-	FirstSeen, LastSeen, Probe, Decision                   string
-	Listings                                               []store.Listing
+	Findings                                                 []string
+	FirstSeen, LastSeen, Probe, Decision                     string
+	Listings                                                 []store.Listing
 }
 
 func fromServers(t *testing.T, db *store.DB) []view {

@@ -2,11 +2,11 @@ package feed
 
 import (
 	"context"
-	"path/filepath"
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
