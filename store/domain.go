@@ -105,6 +105,9 @@ type ListingRecord struct {
 // SaveDomain writes a domain's result and marks it done.
 func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 	now := db.Now()
+	if err := db.prepareWanted(ctx); err != nil {
+		return fmt.Errorf("save %s: %w", r.Domain, err)
+	}
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", r.Domain, err)
@@ -224,7 +227,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		StateDone, r.Outcome, r.Class, r.Reason, r.CatalogURL, cards, remotes, r.RunID, now, next, capped, r.Domain); err != nil {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)
 	}
-	if err := feedAfterDomain(ctx, tx, now, r, feedBefore); err != nil {
+	if err := db.feedAfterDomain(ctx, tx, now, r, feedBefore); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/cardcrawl/cardcrawl/servercard"
 )
@@ -67,7 +68,8 @@ type execQuerier interface {
 
 // feedTx keeps the read model in step within one write transaction.
 type feedTx struct {
-	tx  execQuerier
+	db  *DB
+	tx  *sql.Tx
 	now string
 	seq int64 // this transaction's change number; 0 until something changed
 	// repos caches the repository object of cards read in this
@@ -78,8 +80,8 @@ type feedTx struct {
 	cards map[string]bool
 }
 
-func newFeedTx(tx execQuerier, now string) *feedTx {
-	return &feedTx{tx: tx, now: now, repos: map[string]string{}, cards: map[string]bool{}}
+func newFeedTx(db *DB, tx *sql.Tx, now string) *feedTx {
+	return &feedTx{db: db, tx: tx, now: now, repos: map[string]string{}, cards: map[string]bool{}}
 }
 
 // bump returns this transaction's change number, taking the next one from
@@ -88,7 +90,7 @@ func (f *feedTx) bump(ctx context.Context) (int64, error) {
 	if f.seq != 0 {
 		return f.seq, nil
 	}
-	if err := f.tx.QueryRowContext(ctx, `UPDATE feed_state SET seq = seq + 1 WHERE id = 1 RETURNING seq`).Scan(&f.seq); err != nil {
+	if err := f.row(ctx, `UPDATE feed_state SET seq = seq + 1 WHERE id = 1 RETURNING seq`).Scan(&f.seq); err != nil {
 		return 0, fmt.Errorf("feed change counter: %w", err)
 	}
 	return f.seq, nil
@@ -128,7 +130,7 @@ func feedBeforeDomain(ctx context.Context, tx execQuerier, domain string) (domai
 // feedAfterDomain brings every record SaveDomain may have changed up to
 // date: those the domain listed before or lists now, and those described
 // by a card it saved (other domains may list that card too).
-func feedAfterDomain(ctx context.Context, tx execQuerier, now string, r DomainResult, before domainListings) error {
+func (db *DB) feedAfterDomain(ctx context.Context, tx *sql.Tx, now string, r DomainResult, before domainListings) error {
 	after, err := activeDomainListings(ctx, tx, r.Domain)
 	if err != nil {
 		return err
@@ -167,7 +169,7 @@ func feedAfterDomain(ctx context.Context, tx execQuerier, now string, r DomainRe
 			return err
 		}
 	}
-	f := newFeedTx(tx, now)
+	f := newFeedTx(db, tx, now)
 	for _, c := range r.Cards {
 		f.repos[c.Key+"\x00"+c.SHA256] = repositoryJSON(string(c.JSON))
 	}
@@ -204,7 +206,7 @@ func (f *feedTx) finish(ctx context.Context) error {
 	}
 	slices.Sort(keys)
 	for _, card := range keys {
-		res, err := f.tx.ExecContext(ctx, `UPDATE feed_servers SET entry_first = (`+entryFirst+`)
+		res, err := f.exec(ctx, `UPDATE feed_servers SET entry_first = (`+entryFirst+`)
 			WHERE card_key = ? AND removed_at IS NULL AND entry_first <> (`+entryFirst+`)`, card, card, card)
 		if err != nil {
 			return fmt.Errorf("feed entry of %s: %w", card, err)
@@ -231,11 +233,11 @@ func cmpString(a, b string) int {
 
 // feedAfterProbe brings an endpoint's record up to date after a probe or
 // a probe decision was recorded.
-func feedAfterProbe(ctx context.Context, tx execQuerier, now, remoteNorm string) error {
+func (db *DB) feedAfterProbe(ctx context.Context, tx *sql.Tx, now, remoteNorm string) error {
 	if remoteNorm == "" {
 		return nil
 	}
-	f := newFeedTx(tx, now)
+	f := newFeedTx(db, tx, now)
 	if err := f.refresh(ctx, feedKey{kindEndpoint, remoteNorm}, false, RemovedNotListed); err != nil {
 		return err
 	}
@@ -269,7 +271,7 @@ func (f *feedTx) refresh(ctx context.Context, k feedKey, listingChanged bool, re
 		if err != nil {
 			return err
 		}
-		if _, err := f.tx.ExecContext(ctx, `UPDATE feed_servers SET removed_at = ?, removed_reason = ?, updated_at = ?, seq = ?,
+		if _, err := f.exec(ctx, `UPDATE feed_servers SET removed_at = ?, removed_reason = ?, updated_at = ?, seq = ?,
 			entry_first = '' WHERE kind = ? AND key = ?`, f.now, reason, f.now, seq, k.kind, k.key); err != nil {
 			return fmt.Errorf("remove feed record %s: %w", k.key, err)
 		}
@@ -285,7 +287,7 @@ func (f *feedTx) refresh(ctx context.Context, k feedKey, listingChanged bool, re
 	// about keeps updated_at.
 	keep := exists && oldLive && old.meaning == now.meaning && !listingChanged
 	m := now.meaning
-	_, err = f.tx.ExecContext(ctx, `INSERT INTO feed_servers (kind, key, endpoint, transport, templated, card_key, card_url,
+	_, err = f.exec(ctx, `INSERT INTO feed_servers (kind, key, endpoint, transport, templated, card_key, card_url,
 		card_inline, card_sha256, name, title, version, description, website_url, repository, grade, findings, first_seen,
 		last_seen, probe_outcome, probed_at, probe_transport, probe_protocol, probe_server_name, probe_server_version,
 		probe_tool_count, probe_partial, decision, decision_reason, updated_at, removed_at, removed_reason, seq)
@@ -330,7 +332,7 @@ func (f *feedTx) compute(ctx context.Context, k feedKey) (feedRow, bool, error) 
 		// The endpoint, its best card, its latest probe and decision: one
 		// query, as this runs for every record a crawl touches.
 		var result string
-		err = f.tx.QueryRowContext(ctx, `SELECT r.url, r.type, r.templated, r.first_seen, r.last_seen,
+		err = f.row(ctx, `SELECT r.url, r.type, r.templated, r.first_seen, r.last_seen,
 			c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version, c.description, c.website_url, c.grade,
 			c.findings, COALESCE(p.outcome, ''), COALESCE(p.probed_at, ''), COALESCE(p.transport, ''),
 			COALESCE(p.protocol, ''), COALESCE(p.server_name, ''), COALESCE(p.server_version, ''), p.tool_count,
@@ -346,7 +348,7 @@ func (f *feedTx) compute(ctx context.Context, k feedKey) (feedRow, bool, error) 
 			&r.decisionReason)
 		m.probePartial = partial(result)
 	} else {
-		err = f.tx.QueryRowContext(ctx, `SELECT c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version,
+		err = f.row(ctx, `SELECT c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version,
 			c.description, c.website_url, c.grade, c.findings, c.first_seen, c.last_seen
 			FROM cards c WHERE c.key = ? AND EXISTS (SELECT 1 FROM listings l
 			  WHERE l.card_key = c.key AND l.remote_norm = '' AND l.active = 1)`, k.key).Scan(&m.cardKey, &m.cardURL,
@@ -363,7 +365,7 @@ func (f *feedTx) compute(ctx context.Context, k feedKey) (feedRow, bool, error) 
 	repoKey := m.cardKey + "\x00" + m.cardSHA
 	repo, ok := f.repos[repoKey]
 	if !ok {
-		if err := f.tx.QueryRowContext(ctx, `SELECT json FROM cards WHERE key = ?`, m.cardKey).Scan(&cardJSON); err != nil {
+		if err := f.row(ctx, `SELECT json FROM cards WHERE key = ?`, m.cardKey).Scan(&cardJSON); err != nil {
 			return r, false, fmt.Errorf("card %s: %w", m.cardKey, err)
 		}
 		repo = repositoryJSON(cardJSON.String)
@@ -377,7 +379,7 @@ func (f *feedTx) compute(ctx context.Context, k feedKey) (feedRow, bool, error) 
 func (f *feedTx) stored(ctx context.Context, k feedKey) (r feedRow, live, exists bool, err error) {
 	m := &r.meaning
 	var removed sql.NullString
-	err = f.tx.QueryRowContext(ctx, `SELECT endpoint, transport, templated, card_key, card_url, card_inline, card_sha256,
+	err = f.row(ctx, `SELECT endpoint, transport, templated, card_key, card_url, card_inline, card_sha256,
 		name, title, version, description, website_url, repository, grade, findings, first_seen, last_seen, probe_outcome,
 		probed_at, probe_transport, probe_protocol, probe_server_name, probe_server_version, probe_tool_count,
 		probe_partial, decision, decision_reason, removed_at FROM feed_servers WHERE kind = ? AND key = ?`, k.kind, k.key).
@@ -434,7 +436,7 @@ func partial(result string) bool {
 }
 
 // afterMigration runs Go steps a migration needs, in its transaction.
-var afterMigration = map[string]func(ctx context.Context, tx execQuerier, now string) error{
+var afterMigration = map[string]func(ctx context.Context, db *DB, tx *sql.Tx, now string) error{
 	"0005_feed_servers": buildFeed,
 }
 
@@ -443,7 +445,7 @@ const feedPage = 500
 
 // buildFeed fills the read model of a database that had none, inside the
 // migration's transaction, and gives the database its identity.
-func buildFeed(ctx context.Context, tx execQuerier, now string) error {
+func buildFeed(ctx context.Context, db *DB, tx *sql.Tx, now string) error {
 	var id [16]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return fmt.Errorf("database identity: %w", err)
@@ -451,7 +453,7 @@ func buildFeed(ctx context.Context, tx execQuerier, now string) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state (id, db_id, seq) VALUES (1, ?, 0)`, hex.EncodeToString(id[:])); err != nil {
 		return fmt.Errorf("feed state: %w", err)
 	}
-	f := newFeedTx(tx, now)
+	f := newFeedTx(db, tx, now)
 	for _, kind := range []int{kindEndpoint, kindCard} {
 		query := `SELECT DISTINCT remote_norm FROM listings WHERE active = 1 AND remote_norm <> '' AND remote_norm > ?
 			ORDER BY remote_norm LIMIT ?`
@@ -502,6 +504,9 @@ func collectTx[T any](ctx context.Context, q execQuerier, scan func(*sql.Rows) (
 
 // inTx runs fn in one write transaction, with the store's clock reading.
 func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx, now string) error) error {
+	if err := db.prepareWanted(ctx); err != nil {
+		return err
+	}
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -511,4 +516,74 @@ func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx, now string) error) e
 		return err
 	}
 	return tx.Commit()
+}
+
+// stmtCache keeps prepared statements: SQLite otherwise parses a statement
+// on every use, which was a third of the read model's upkeep during a
+// crawl. A statement cannot be prepared inside a transaction on the one
+// connection, so a query first runs unprepared and is prepared before the
+// next transaction begins (prepareWanted).
+type stmtCache struct {
+	mu   sync.Mutex
+	m    map[string]*sql.Stmt
+	want map[string]bool
+}
+
+// cachedStmt returns query's prepared statement, or nil after noting that
+// it is wanted.
+func (db *DB) cachedStmt(query string) *sql.Stmt {
+	db.stmts.mu.Lock()
+	defer db.stmts.mu.Unlock()
+	if st := db.stmts.m[query]; st != nil {
+		return st
+	}
+	if db.stmts.want == nil {
+		db.stmts.want = map[string]bool{}
+	}
+	db.stmts.want[query] = true
+	return nil
+}
+
+// prepareWanted prepares the statements transactions asked for; call it
+// outside any transaction.
+func (db *DB) prepareWanted(ctx context.Context) error {
+	db.stmts.mu.Lock()
+	var todo []string
+	for q := range db.stmts.want {
+		todo = append(todo, q)
+	}
+	clear(db.stmts.want)
+	db.stmts.mu.Unlock()
+	for _, q := range todo {
+		st, err := db.sql.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		db.stmts.mu.Lock()
+		if db.stmts.m == nil {
+			db.stmts.m = map[string]*sql.Stmt{}
+		}
+		if old := db.stmts.m[q]; old != nil {
+			old.Close()
+		}
+		db.stmts.m[q] = st
+		db.stmts.mu.Unlock()
+	}
+	return nil
+}
+
+// row runs a one-row query in the transaction, prepared when it can be.
+func (f *feedTx) row(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := f.db.cachedStmt(query); st != nil {
+		return f.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return f.tx.QueryRowContext(ctx, query, args...)
+}
+
+// exec runs a statement in the transaction, prepared when it can be.
+func (f *feedTx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := f.db.cachedStmt(query); st != nil {
+		return f.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return f.tx.ExecContext(ctx, query, args...)
 }

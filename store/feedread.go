@@ -265,13 +265,17 @@ func (e *FeedEntry) Removed() bool {
 // database.
 func (db *DB) EachFeedEntry(ctx context.Context, fn func(*FeedEntry) error) error {
 	return db.readFeed(ctx, func(tx *sql.Tx) error {
+		cards, err := newCardReader(ctx, tx)
+		if err != nil {
+			return err
+		}
 		var cur *FeedEntry
 		type key struct {
 			first string
 			kind  int
 			key   string
 		}
-		err := eachPage(feedReadPage, func(after key) ([]FeedServer, error) {
+		err = eachPage(feedReadPage, func(after key) ([]FeedServer, error) {
 			page, err := collectTx(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM feed_servers f
 				WHERE f.removed_at IS NULL AND (f.entry_first, f.kind, f.key) > (?, ?, ?)
 				ORDER BY f.entry_first, f.kind, f.key LIMIT ?`, after.first, after.kind, after.key, feedReadPage)
@@ -292,7 +296,7 @@ func (db *DB) EachFeedEntry(ctx context.Context, fn func(*FeedEntry) error) erro
 					return err
 				}
 			}
-			card, err := cardJSON(ctx, tx, s.CardKey)
+			card, err := cards.card(ctx, s.CardKey)
 			if err != nil {
 				return err
 			}
@@ -306,9 +310,20 @@ func (db *DB) EachFeedEntry(ctx context.Context, fn func(*FeedEntry) error) erro
 	})
 }
 
-func cardJSON(ctx context.Context, tx *sql.Tx, key string) (string, error) {
+// cardReader reads cards by key on one statement, prepared once per read.
+type cardReader struct{ st *sql.Stmt }
+
+func newCardReader(ctx context.Context, tx *sql.Tx) (*cardReader, error) {
+	st, err := tx.PrepareContext(ctx, `SELECT json FROM cards WHERE key = ?`)
+	if err != nil {
+		return nil, fmt.Errorf("read cards: %w", err)
+	}
+	return &cardReader{st}, nil
+}
+
+func (c *cardReader) card(ctx context.Context, key string) (string, error) {
 	var s string
-	err := tx.QueryRowContext(ctx, `SELECT json FROM cards WHERE key = ?`, key).Scan(&s)
+	err := c.st.QueryRowContext(ctx, key).Scan(&s)
 	if err == sql.ErrNoRows {
 		return "", nil
 	}
@@ -386,6 +401,10 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 	if err := attachListings(ctx, tx, recs); err != nil {
 		return nil, err
 	}
+	cards, err := newCardReader(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
 	by := map[string]*FeedEntry{}
 	for _, r := range recs {
 		e := by[r.CardKey]
@@ -414,7 +433,7 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 		} else if !tombstones {
 			continue
 		}
-		if e.CardJSON, err = cardJSON(ctx, tx, k); err != nil {
+		if e.CardJSON, err = cards.card(ctx, k); err != nil {
 			return nil, err
 		}
 		out = append(out, *e)

@@ -44,7 +44,7 @@ func (db *DB) AddProbeDecision(ctx context.Context, d ProbeDecision) error {
 		if err != nil {
 			return fmt.Errorf("add probe decision for %s: %w", d.URL, err)
 		}
-		return feedAfterProbe(ctx, tx, now, d.RemoteNorm)
+		return db.feedAfterProbe(ctx, tx, now, d.RemoteNorm)
 	})
 }
 
@@ -66,7 +66,7 @@ func (db *DB) AddProbe(ctx context.Context, runID int64, p ProbeRow) error {
 		if err != nil {
 			return fmt.Errorf("add probe for %s: %w", p.URL, err)
 		}
-		return feedAfterProbe(ctx, tx, now, p.RemoteNorm)
+		return db.feedAfterProbe(ctx, tx, now, p.RemoteNorm)
 	})
 }
 

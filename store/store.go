@@ -36,6 +36,7 @@ type DB struct {
 	log      *slog.Logger
 	now      func() time.Time
 	readOnly bool
+	stmts    stmtCache
 }
 
 // Options configure Open.
@@ -327,7 +328,7 @@ func (db *DB) migrate(ctx context.Context, path string) error {
 			return fmt.Errorf("apply migration %s: %w", version, err)
 		}
 		if step := afterMigration[version]; step != nil {
-			if err := step(ctx, tx, db.Now()); err != nil {
+			if err := step(ctx, db, tx, db.Now()); err != nil {
 				return fmt.Errorf("apply migration %s: %w", version, err)
 			}
 		}
