@@ -231,8 +231,36 @@ func cmpString(a, b string) int {
 	return 0
 }
 
-// feedAfterProbe brings an endpoint's record up to date after a probe or
-// a probe decision was recorded.
+// feedAfterDecision records a new probe decision in the endpoint's
+// record. A decision never changes a record's meaning, and every remote
+// gets one on every run, so this is one targeted update rather than a
+// recomputation (compute reads the same latest decision).
+func (db *DB) feedAfterDecision(ctx context.Context, tx *sql.Tx, now string, d ProbeDecision) error {
+	if d.RemoteNorm == "" {
+		return nil
+	}
+	f := newFeedTx(db, tx, now)
+	res, err := f.exec(ctx, `UPDATE feed_servers SET decision = ?, decision_reason = ?
+		WHERE kind = 0 AND key = ? AND removed_at IS NULL AND (decision <> ? OR decision_reason <> ?)`,
+		d.Decision, d.Reason, d.RemoteNorm, d.Decision, d.Reason)
+	if err != nil {
+		return fmt.Errorf("feed record %s: %w", d.RemoteNorm, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	seq, err := f.bump(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := f.exec(ctx, `UPDATE feed_servers SET seq = ? WHERE kind = 0 AND key = ?`, seq, d.RemoteNorm); err != nil {
+		return fmt.Errorf("feed record %s: %w", d.RemoteNorm, err)
+	}
+	return nil
+}
+
+// feedAfterProbe brings an endpoint's record up to date after a probe was
+// recorded.
 func (db *DB) feedAfterProbe(ctx context.Context, tx *sql.Tx, now, remoteNorm string) error {
 	if remoteNorm == "" {
 		return nil

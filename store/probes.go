@@ -44,7 +44,7 @@ func (db *DB) AddProbeDecision(ctx context.Context, d ProbeDecision) error {
 		if err != nil {
 			return fmt.Errorf("add probe decision for %s: %w", d.URL, err)
 		}
-		return db.feedAfterProbe(ctx, tx, now, d.RemoteNorm)
+		return db.feedAfterDecision(ctx, tx, now, d)
 	})
 }
 
