@@ -490,7 +490,7 @@ func buildFeed(ctx context.Context, db *DB, tx *sql.Tx, now string) error {
 				ORDER BY card_key LIMIT ?`
 		}
 		err := eachPage(feedPage, func(after string) ([]string, error) {
-			return collectTx(ctx, tx, scanString, query, after, feedPage)
+			return collect(ctx, tx, scanString, query, after, feedPage)
 		}, func(k string) string { return k }, func(k string) error {
 			if err := f.refresh(ctx, feedKey{kind, k}, false, RemovedNotListed); err != nil {
 				return err
@@ -510,24 +510,6 @@ func buildFeed(ctx context.Context, db *DB, tx *sql.Tx, now string) error {
 		clear(f.repos)
 	}
 	return nil
-}
-
-// collectTx is collect on a transaction.
-func collectTx[T any](ctx context.Context, q execQuerier, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }
 
 // inTx runs fn in one write transaction, with the store's clock reading.

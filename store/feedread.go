@@ -180,7 +180,7 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 			}
 			where, args := q.where()
 			args = append([]any{after.Kind, after.Key}, args...)
-			page, err := collectTx(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM feed_servers f
+			page, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM feed_servers f
 				WHERE (f.kind, f.key) > (?, ?) AND `+where+` ORDER BY f.kind, f.key LIMIT ?`, append(args, size)...)
 			if err != nil {
 				return nil, fmt.Errorf("read the feed: %w", err)
@@ -276,7 +276,7 @@ func (db *DB) EachFeedEntry(ctx context.Context, fn func(*FeedEntry) error) erro
 			key   string
 		}
 		err = eachPage(feedReadPage, func(after key) ([]FeedServer, error) {
-			page, err := collectTx(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM feed_servers f
+			page, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM feed_servers f
 				WHERE f.removed_at IS NULL AND (f.entry_first, f.kind, f.key) > (?, ?, ?)
 				ORDER BY f.entry_first, f.kind, f.key LIMIT ?`, after.first, after.kind, after.key, feedReadPage)
 			if err != nil {
@@ -368,7 +368,7 @@ func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntr
 			conds = append(conds, `lower(f.name) LIKE lower(?) ESCAPE '\'`)
 			args = append(args, "%"+likeEscape(q.Search)+"%")
 		}
-		keys, err := collectTx(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM feed_servers f WHERE `+
+		keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM feed_servers f WHERE `+
 			strings.Join(conds, " AND ")+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
 		if err != nil {
 			return fmt.Errorf("read the feed: %w", err)
@@ -393,7 +393,7 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 	for i, k := range keys {
 		args[i] = k
 	}
-	recs, err := collectTx(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM feed_servers f
+	recs, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM feed_servers f
 		WHERE f.card_key IN (`+placeholders(len(keys))+`) ORDER BY f.card_key, f.kind, f.key`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read the feed: %w", err)
@@ -447,7 +447,7 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 func (db *DB) FeedEntriesNamed(ctx context.Context, name string) ([]FeedEntry, error) {
 	var out []FeedEntry
 	err := db.readFeed(ctx, func(tx *sql.Tx) error {
-		keys, err := collectTx(ctx, tx, scanString, `SELECT f.card_key FROM feed_servers f
+		keys, err := collect(ctx, tx, scanString, `SELECT f.card_key FROM feed_servers f
 			WHERE f.name = ? AND f.removed_at IS NULL GROUP BY f.card_key ORDER BY MIN(f.entry_first), f.card_key`, name)
 		if err != nil {
 			return fmt.Errorf("read the feed: %w", err)

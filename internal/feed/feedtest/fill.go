@@ -143,18 +143,7 @@ func domainResult(i int, run int64) store.DomainResult {
 	}
 	b := card(inlineKey, "", true, i+1, fmt.Sprintf("com.example.d%06d/b", i), bRemotes)
 	r.Cards = []store.CardRecord{a, b}
-	add := func(ident string, c store.CardRecord, rs []store.RemoteRecord) {
-		r.Entries = append(r.Entries, store.EntryRecord{CatalogURL: cat, Identifier: ident, Type: "application/mcp-server-card+json",
-			URL: c.SourceURL, ResolvedURL: c.SourceURL, Inline: c.Inline, Raw: []byte(`{}`)})
-		if len(rs) == 0 {
-			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: cat, Identifier: ident, CardKey: c.Key})
-		}
-		for _, m := range rs {
-			m.CardKey = c.Key
-			r.Remotes = append(r.Remotes, m)
-			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: cat, Identifier: ident, CardKey: c.Key, RemoteNorm: m.URLNorm})
-		}
-	}
+	add := func(ident string, c store.CardRecord, rs []store.RemoteRecord) { list(&r, ident, c, rs) }
 	add("urn:example:"+d+":a", a, aRemotes)
 	add("urn:example:"+d+":b", b, bRemotes)
 	if i%5 == 0 && i > 0 {
@@ -230,19 +219,25 @@ func Save(ctx context.Context, db *store.DB, runID int64, domain string, cards .
 			Name: c.Name, Title: c.Title, Version: c.Version, Description: c.Description, WebsiteURL: c.WebsiteURL, Grade: grade,
 			Findings: json.RawMessage(findings), JSON: []byte(doc)}
 		r.Cards = append(r.Cards, card)
-		ident := fmt.Sprintf("urn:example:%s:%d", domain, i)
-		r.Entries = append(r.Entries, store.EntryRecord{CatalogURL: cat, Identifier: ident, Type: "application/mcp-server-card+json",
-			URL: source, ResolvedURL: source, Inline: c.Inline, Raw: []byte(`{}`)})
-		if len(rs) == 0 {
-			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: cat, Identifier: ident, CardKey: c.Key})
-		}
-		for _, m := range rs {
-			m.CardKey = c.Key
-			r.Remotes = append(r.Remotes, m)
-			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: cat, Identifier: ident, CardKey: c.Key, RemoteNorm: m.URLNorm})
-		}
+		list(&r, fmt.Sprintf("urn:example:%s:%d", domain, i), card, rs)
 	}
 	return db.SaveDomain(ctx, r)
+}
+
+// list adds a catalog entry for card c to the domain's catalog, with the
+// listing of each remote (or of the card, when it declares none).
+func list(r *store.DomainResult, ident string, c store.CardRecord, rs []store.RemoteRecord) {
+	r.Entries = append(r.Entries, store.EntryRecord{CatalogURL: r.CatalogURL, Identifier: ident,
+		Type: "application/mcp-server-card+json", URL: c.SourceURL, ResolvedURL: c.SourceURL, Inline: c.Inline, Raw: []byte(`{}`)})
+	if len(rs) == 0 {
+		r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: r.CatalogURL, Identifier: ident, CardKey: c.Key})
+	}
+	for _, m := range rs {
+		m.CardKey = c.Key
+		r.Remotes = append(r.Remotes, m)
+		r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: r.CatalogURL, Identifier: ident, CardKey: c.Key,
+			RemoteNorm: m.URLNorm})
+	}
 }
 
 func sum(s string) string {
