@@ -217,10 +217,13 @@ func attachListings(ctx context.Context, tx *sql.Tx, page []FeedServer) error {
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var key string
+			var key, norm string
 			var l Listing
-			if err := rows.Scan(&key, &l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey); err != nil {
+			if err := rows.Scan(&key, &norm, &l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey); err != nil {
 				return fmt.Errorf("listing chains: %w", err)
+			}
+			if kind == kindCard && norm != "" {
+				continue
 			}
 			for _, i := range at[FeedCursor{kind, key}] {
 				page[i].Listings = append(page[i].Listings, l)
@@ -228,12 +231,14 @@ func attachListings(ctx context.Context, tx *sql.Tx, page []FeedServer) error {
 		}
 		return rows.Err()
 	}
-	if err := read(kindEndpoint, `SELECT remote_norm, domain, catalog_url, identifier, card_key FROM listings
+	if err := read(kindEndpoint, `SELECT remote_norm, remote_norm, domain, catalog_url, identifier, card_key FROM listings
 		WHERE active = 1 AND remote_norm IN (%s) ORDER BY remote_norm, domain, catalog_url, identifier`, norms); err != nil {
 		return err
 	}
-	return read(kindCard, `SELECT card_key, domain, catalog_url, identifier, card_key FROM listings
-		WHERE active = 1 AND remote_norm = '' AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`, cards)
+	// By card key only, remote_norm filtered here: with remote_norm = ''
+	// in SQL the planner walks every card-without-remote listing there is.
+	return read(kindCard, `SELECT card_key, remote_norm, domain, catalog_url, identifier, card_key FROM listings
+		WHERE active = 1 AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`, cards)
 }
 
 func placeholders(n int) string {
