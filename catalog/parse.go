@@ -89,28 +89,28 @@ func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, er
 	b := body
 	if bytes.HasPrefix(b, utf8BOM) {
 		b = b[len(utf8BOM):]
-		fl.Add(finding.Warning, "utf8_bom", "", "the document starts with a UTF-8 byte order mark, which JSON forbids; ignored")
+		fl.AddUTF8BOM()
 	}
 	start := skipWS(b, 0)
 	switch {
 	case start == len(b):
-		return fail("not_json", "", fmt.Errorf("%w: empty body", ErrNotJSON))
+		return fail(CodeNotJSON, "", fmt.Errorf("%w: empty body", ErrNotJSON))
 	case LooksLikeHTML(b):
-		return fail("not_json", "", fmt.Errorf("%w: the body is an html page", ErrNotJSON))
+		return fail(CodeNotJSON, "", fmt.Errorf("%w: the body is an html page", ErrNotJSON))
 	}
 	var dups finding.List
 	n, err := scanJSON(b, func(path string) {
-		dups.Add(finding.Warning, "duplicate_json_key", path, "member name repeats within its object (I-JSON forbids this); the last occurrence is used")
+		dups.Add(finding.Warning, CodeDuplicateJSONKey, path, "member name repeats within its object (I-JSON forbids this); the last occurrence is used")
 	})
 	if err != nil {
-		return fail("not_json", "", fmt.Errorf("%w: %w", ErrNotJSON, err))
+		return fail(CodeNotJSON, "", fmt.Errorf("%w: %w", ErrNotJSON, err))
 	}
 	if b[start] != '{' {
-		return fail("not_catalog", "", fmt.Errorf("%w: the top-level value is %s, not an object", ErrNotCatalog, jsonKind(b[start:])))
+		return fail(CodeNotCatalog, "", fmt.Errorf("%w: the top-level value is %s, not an object", ErrNotCatalog, jsonKind(b[start:])))
 	}
 	fl = append(fl, dups...)
 	if n > dupKeyLimit {
-		fl.Add(finding.Warning, "duplicate_json_key", "", fmt.Sprintf("%d more repeated member names not listed", n-dupKeyLimit))
+		fl.Add(finding.Warning, CodeDuplicateJSONKey, "", fmt.Sprintf("%d more repeated member names not listed", n-dupKeyLimit))
 	}
 	// One copy, so that every RawMessage handed out can sub-slice it without
 	// aliasing the caller's buffer.
@@ -141,13 +141,13 @@ func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, er
 	sv, err := specVersion(specRaw, &vf)
 	if err != nil {
 		fl = append(fl, vf...)
-		return fail("spec_version_unsupported", "/specVersion", err)
+		return fail(CodeSpecVersionUnsupported, "/specVersion", err)
 	}
 	if entriesRaw == nil || isNull(entriesRaw) {
-		return fail("not_catalog", "", fmt.Errorf("%w: no entries member%s", ErrNotCatalog, lookalike(specRaw != nil, others)))
+		return fail(CodeNotCatalog, "", fmt.Errorf("%w: no entries member%s", ErrNotCatalog, lookalike(specRaw != nil, others)))
 	}
 	if entriesRaw[0] != '[' {
-		return fail("not_catalog", "/entries", fmt.Errorf("%w: entries is %s, not an array", ErrNotCatalog, jsonKind(entriesRaw)))
+		return fail(CodeNotCatalog, "/entries", fmt.Errorf("%w: entries is %s, not an array", ErrNotCatalog, jsonKind(entriesRaw)))
 	}
 	fl = append(fl, vf...)
 
@@ -155,7 +155,7 @@ func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, er
 	if hostRaw != nil && !isNull(hostRaw) {
 		c.Host = json.RawMessage(hostRaw)
 		if hostRaw[0] != '{' {
-			fl.Add(finding.Warning, "host_not_object", "/host", "host is "+jsonKind(hostRaw)+", not an object")
+			fl.Add(finding.Warning, CodeHostNotObject, "/host", "host is "+jsonKind(hostRaw)+", not an object")
 		}
 	}
 
@@ -185,7 +185,7 @@ func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, er
 		c.Entries = nil
 	}
 	if c.EntryCount > limit {
-		fl.Add(finding.Warning, "entries_truncated", "/entries",
+		fl.Add(finding.Warning, CodeEntriesTruncated, "/entries",
 			fmt.Sprintf("the document has %d entries; only the first %d were read", c.EntryCount, limit))
 	}
 	return c, fl, nil
@@ -240,7 +240,7 @@ func lookalike(hasSpec bool, members []string) string {
 func specVersion(raw []byte, fl *finding.List) (string, error) {
 	const path = "/specVersion"
 	if raw == nil {
-		fl.Add(finding.Warning, "spec_version_missing", path, "specVersion is missing; assuming 1.0")
+		fl.Add(finding.Warning, CodeSpecVersionMissing, path, "specVersion is missing; assuming 1.0")
 		return "1.0", nil
 	}
 	written := string(raw)
@@ -250,7 +250,7 @@ func specVersion(raw []byte, fl *finding.List) (string, error) {
 		s, _ := decodeString(raw)
 		written = s
 		if strings.EqualFold(strings.TrimSpace(s), "draft") {
-			fl.Add(finding.Warning, "spec_version_draft", path, `specVersion "draft" comes from the interim MCP Catalog, a subset of AI Catalog 1.0; read as 1.0`)
+			fl.Add(finding.Warning, CodeSpecVersionDraft, path, `specVersion "draft" comes from the interim MCP Catalog, a subset of AI Catalog 1.0; read as 1.0`)
 			return s, nil
 		}
 		exact = versionRE(s)
@@ -266,12 +266,12 @@ func specVersion(raw []byte, fl *finding.List) (string, error) {
 		return "", fmt.Errorf("%w: specVersion %q has major version %d; only 1 is supported", ErrUnsupportedVersion, written, major)
 	}
 	if !exact {
-		fl.Add(finding.Warning, "spec_version_malformed", path, fmt.Sprintf("specVersion %s should be a \"Major.Minor\" string", written))
+		fl.Add(finding.Warning, CodeSpecVersionMalformed, path, fmt.Sprintf("specVersion %s should be a \"Major.Minor\" string", written))
 	}
 	if major == 0 {
-		fl.Add(finding.Warning, "spec_version_major_older", path, fmt.Sprintf("specVersion %s predates 1.0; read as 1.0", written))
+		fl.Add(finding.Warning, CodeSpecVersionMajorOlder, path, fmt.Sprintf("specVersion %s predates 1.0; read as 1.0", written))
 	} else if minor > 0 {
-		fl.Add(finding.Info, "spec_version_minor_newer", path, fmt.Sprintf("specVersion %s is a newer minor version; unknown members are ignored", written))
+		fl.Add(finding.Info, CodeSpecVersionMinorNewer, path, fmt.Sprintf("specVersion %s is a newer minor version; unknown members are ignored", written))
 	}
 	return written, nil
 }
@@ -359,7 +359,7 @@ func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
 		return Entry{}, false
 	}
 	if v[0] != '{' {
-		return skip("entry_not_object", "entry is "+jsonKind(v)+", not an object; skipped")
+		return skip(CodeEntryNotObject, "entry is "+jsonKind(v)+", not an object; skipped")
 	}
 
 	var idRaw, typeRaw, mtRaw, urlRaw, dataRaw, verRaw, nameRaw, descRaw []byte
@@ -388,11 +388,11 @@ func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
 	})
 
 	if idRaw == nil {
-		return skip("entry_missing_identifier", "entry has no identifier; skipped")
+		return skip(CodeEntryMissingIdentifier, "entry has no identifier; skipped")
 	}
 	id, ok := p.str(idRaw)
 	if !ok || strings.TrimSpace(id) == "" {
-		return skip("entry_invalid_identifier", "identifier is "+describe(idRaw, ok)+", not a non-empty string; skipped")
+		return skip(CodeEntryInvalidIdentifier, "identifier is "+describe(idRaw, ok)+", not a non-empty string; skipped")
 	}
 	e.Identifier = id
 
@@ -400,7 +400,7 @@ func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
 	case typeRaw != nil:
 		t, ok := p.str(typeRaw)
 		if !ok || strings.TrimSpace(t) == "" {
-			return skip("entry_invalid_type", "type is "+describe(typeRaw, ok)+", not a non-empty string; skipped")
+			return skip(CodeEntryInvalidType, "type is "+describe(typeRaw, ok)+", not a non-empty string; skipped")
 		}
 		e.Type = t
 		if mtRaw != nil {
@@ -411,26 +411,26 @@ func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
 	case mtRaw != nil:
 		t, ok := p.str(mtRaw)
 		if !ok || strings.TrimSpace(t) == "" {
-			return skip("entry_invalid_type", "mediaType is "+describe(mtRaw, ok)+", not a non-empty string; skipped")
+			return skip(CodeEntryInvalidType, "mediaType is "+describe(mtRaw, ok)+", not a non-empty string; skipped")
 		}
 		e.Type = t
 		p.add(finding.Info, "entry_legacy_media_type", "type given as mediaType, its name before AI Catalog 1.0")
 	default:
-		return skip("entry_missing_type", "entry has neither type nor mediaType; skipped")
+		return skip(CodeEntryMissingType, "entry has neither type nor mediaType; skipped")
 	}
 	e.Essence = Essence(e.Type)
 
 	switch {
 	case urlRaw != nil && dataRaw != nil:
-		return skip("entry_url_and_data", "entry has both url and data; exactly one is allowed; skipped")
+		return skip(CodeEntryURLAndData, "entry has both url and data; exactly one is allowed; skipped")
 	case urlRaw == nil && dataRaw == nil:
-		return skip("entry_no_url_or_data", "entry has neither url nor data; skipped")
+		return skip(CodeEntryNoURLOrData, "entry has neither url nor data; skipped")
 	case dataRaw != nil:
 		e.Data = json.RawMessage(dataRaw)
 	default:
 		u, ok := p.str(urlRaw)
 		if !ok || strings.TrimSpace(u) == "" {
-			return skip("entry_invalid_url", "url is "+describe(urlRaw, ok)+", not a non-empty string; skipped")
+			return skip(CodeEntryInvalidURL, "url is "+describe(urlRaw, ok)+", not a non-empty string; skipped")
 		}
 		e.URL = u
 		e.ResolvedURL = p.resolve(u)

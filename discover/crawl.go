@@ -1,9 +1,10 @@
 // Package discover is the crawl: it takes domains, fetches their AI Catalogs,
 // follows entries to Server Cards (nested catalogs within bounds), validates
 // them, records everything in the store, and decides which remotes warrant an
-// MCP probe. It is the only package besides cmd that knows all the parts;
-// parsing lives in catalog and servercard, fetching in internal/fetch, SQL in
-// store.
+// MCP probe. Parsing lives in catalog and servercard, fetching in
+// internal/fetch, SQL in store, reached through the Store interface declared
+// here; internal/pipeline runs the reconciliation and namespace steps after
+// a crawl.
 package discover
 
 import (
@@ -26,11 +27,12 @@ import (
 // Options configure a crawl. Zero values take the documented defaults.
 type Options struct {
 	Fetch     *fetch.Client
-	Store     *store.DB
+	Store     Store
 	Validator *servercard.Validator
 	Logger    *slog.Logger
 
-	// Concurrency is the number of domains in flight (default 32). Requests
+	// Concurrency is the number of domains in flight (default 256: a crawl
+	// of the open web mostly waits on round trips and timeouts). Requests
 	// to any one host are still one at a time: the fetch client enforces it.
 	Concurrency int
 	// Force ignores freshness (Cache-Control max-age, cached misses); the
@@ -66,6 +68,9 @@ type Options struct {
 
 	// Probe configures the MCP probes that follow each domain.
 	Probe ProbeOptions
+	// ProbeRegistry also decides about (and probes, when warranted) the
+	// remotes of latest, active Registry entries, after the domains.
+	ProbeRegistry bool
 
 	// Progress, when set, is called after each domain finishes (its result
 	// saved and its probes done), from the worker that crawled it.
@@ -122,7 +127,7 @@ type Summary struct {
 const maxInvalidExamples = 10
 
 const (
-	defaultConcurrency   = 32
+	defaultConcurrency   = 256
 	defaultMaxDepth      = 4
 	defaultMaxEntries    = 1000
 	defaultMaxCards      = 200
@@ -231,12 +236,20 @@ func Crawl(ctx context.Context, opts Options, domains iter.Seq2[string, error]) 
 	if runErr == nil && ctx.Err() == nil {
 		runErr = c.finishLeftovers(ctx)
 	}
+	if runErr == nil && ctx.Err() == nil && opts.ProbeRegistry {
+		runErr = c.probeRegistry(ctx)
+	}
 	// Counted once the run's writes are done, from what the store holds.
 	cards, remotes, err := opts.Store.RunTotals(context.WithoutCancel(ctx), runID)
 	if err != nil && runErr == nil {
 		runErr = err
 	}
 	sum.Cards, sum.Remotes = cards, remotes
+	return finishRun(ctx, opts, start, &sum, runErr)
+}
+
+// finishRun records how a run ended, with its summary.
+func finishRun(ctx context.Context, opts Options, start time.Time, sum *Summary, runErr error) (Summary, error) {
 	sum.Interrupted = ctx.Err() != nil
 	sum.DurationMs = opts.Now().Sub(start).Milliseconds()
 	status := store.RunDone
@@ -246,10 +259,10 @@ func Crawl(ctx context.Context, opts Options, domains iter.Seq2[string, error]) 
 	case sum.Interrupted:
 		status = store.RunInterrupted
 	}
-	if err := opts.Store.FinishRun(runID, status, sum); err != nil && runErr == nil {
+	if err := opts.Store.FinishRun(sum.RunID, status, *sum); err != nil && runErr == nil {
 		runErr = err
 	}
-	return sum, runErr
+	return *sum, runErr
 }
 
 // Names yields the given names, for callers that have a list in hand.

@@ -377,12 +377,12 @@ func (d *domainCrawl) walk(ctx context.Context, cat *catalog.Catalog, findings f
 	}
 	if cardsLeft > 0 {
 		d.capped(store.CapCards)
-		findings.Add(finding.Warning, "cards_truncated", "", fmt.Sprintf(
+		findings.Add(finding.Warning, CodeCardsTruncated, "", fmt.Sprintf(
 			"%d card entr%s not read: the domain reached its limit of %d cards", cardsLeft, plural(cardsLeft, "y", "ies"), d.c.opts.MaxCards))
 	}
 	if catalogsLeft > 0 {
 		d.capped(store.CapCatalogs)
-		findings.Add(finding.Warning, "catalogs_truncated", "", fmt.Sprintf(
+		findings.Add(finding.Warning, CodeCatalogsTruncated, "", fmt.Sprintf(
 			"%d nested catalog(s) not read: the domain reached its limit of %d catalogs", catalogsLeft, d.c.opts.MaxCatalogs))
 	}
 	base := ""
@@ -391,7 +391,7 @@ func (d *domainCrawl) walk(ctx context.Context, cat *catalog.Catalog, findings f
 	}
 	d.result.Catalogs = append(d.result.Catalogs, store.CatalogRecord{
 		URL: n.key, ParentURL: n.parent, Depth: n.depth, BaseURL: base, SpecVersion: cat.SpecVersion,
-		SHA256: n.sha, EntryCount: cat.EntryCount, Findings: nonNilFindings(findings),
+		SHA256: n.sha, EntryCount: cat.EntryCount, Findings: nonNilFindings(findings), JudgedBy: catalog.RulesVersion,
 	})
 }
 
@@ -417,7 +417,7 @@ func pointerKey(parent, ptr string) string {
 // false when the domain's cap on catalogs left the entry unread.
 func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode, findings *finding.List) bool {
 	if n.depth+1 > d.c.opts.MaxDepth {
-		findings.Add(finding.Warning, "nesting_too_deep", e.Path(),
+		findings.Add(finding.Warning, CodeNestingTooDeep, e.Path(),
 			fmt.Sprintf("nested catalog not followed: depth %d exceeds the limit of %d", n.depth+1, d.c.opts.MaxDepth))
 		return true
 	}
@@ -427,7 +427,7 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 		}
 		cat, fs, err := catalog.Parse(e.Data, n.base, catalog.Options{MaxEntries: d.c.opts.MaxEntries})
 		if err != nil {
-			findings.Add(finding.Error, "nested_catalog_invalid", e.DataPath(), err.Error())
+			findings.Add(finding.Error, CodeNestedCatalogInvalid, e.DataPath(), err.Error())
 			return true
 		}
 		d.walk(ctx, cat, fs, catalogNode{key: pointerKey(n.key, e.DataPath()), parent: n.key,
@@ -436,11 +436,11 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 	}
 	target := entryTarget(e)
 	if target == "" {
-		findings.Add(finding.Error, "nested_catalog_unresolvable", e.Path(), "nested catalog URL cannot be resolved: "+e.URL)
+		findings.Add(finding.Error, CodeNestedCatalogUnresolvable, e.Path(), "nested catalog URL cannot be resolved: "+e.URL)
 		return true
 	}
 	if d.visited[target] {
-		findings.Add(finding.Warning, "catalog_cycle", e.Path(), "nested catalog already visited in this traversal: "+target)
+		findings.Add(finding.Warning, CodeCatalogCycle, e.Path(), "nested catalog already visited in this traversal: "+target)
 		return true
 	}
 	if !d.takeCatalog(target) {
@@ -450,14 +450,14 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 	f := d.get(ctx, kindCatalog, target, acceptCatalog)
 	if !f.ok() {
 		d.record(ctx, f)
-		findings.Add(finding.Error, "nested_catalog_failed", e.Path(), fmt.Sprintf("%s: %s", f.obs.Class, f.obs.Reason))
+		findings.Add(finding.Error, CodeNestedCatalogFailed, e.Path(), fmt.Sprintf("%s: %s", f.obs.Class, f.obs.Reason))
 		if transient(f.obs.Class) {
 			d.result.KeepCatalogs = append(d.result.KeepCatalogs, target)
 		}
 		return true
 	}
 	if !d.catalogDoc(ctx, f, n.key, n.depth+1) {
-		findings.Add(finding.Error, "nested_catalog_failed", e.Path(), fmt.Sprintf("%s: %s", f.obs.Class, f.obs.Reason))
+		findings.Add(finding.Error, CodeNestedCatalogFailed, e.Path(), fmt.Sprintf("%s: %s", f.obs.Class, f.obs.Reason))
 	}
 	return true
 }
@@ -495,7 +495,7 @@ func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogN
 		return true
 	}
 	if target == "" {
-		findings.Add(finding.Error, "card_url_unresolvable", e.Path(), "card URL cannot be resolved: "+e.URL)
+		findings.Add(finding.Error, CodeCardURLUnresolvable, e.Path(), "card URL cannot be resolved: "+e.URL)
 		d.failed["unresolvable"]++
 		return true
 	}
@@ -526,7 +526,7 @@ func (d *domainCrawl) card(catalogKey string, e catalog.Entry, key, sourceURL st
 		// The stored card keeps only the remotes stored: the raw document,
 		// by its hash, still has them all.
 		card.Remotes = card.Remotes[:limit:limit]
-		findings.Add(finding.Warning, "remotes_truncated", "/remotes",
+		findings.Add(finding.Warning, CodeRemotesTruncated, "/remotes",
 			fmt.Sprintf("the card declares %d remotes; the first %d are kept", n, limit))
 		d.capped(store.CapRemotes)
 	}
@@ -534,7 +534,7 @@ func (d *domainCrawl) card(catalogKey string, e catalog.Entry, key, sourceURL st
 	d.result.Cards = append(d.result.Cards, store.CardRecord{
 		Key: key, SourceURL: sourceURL, Inline: inline, SHA256: sha, Schema: card.Schema, Name: card.Name,
 		Title: card.Title, Version: card.Version, Description: card.Description, WebsiteURL: card.WebsiteURL,
-		Grade: string(res.Grade), Findings: nonNilFindings(findings), JSON: cardJSON,
+		Grade: string(res.Grade), Findings: nonNilFindings(findings), JSON: cardJSON, JudgedBy: servercard.RulesVersion,
 	})
 	listed := 0
 	for _, r := range card.Remotes {

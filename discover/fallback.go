@@ -39,7 +39,7 @@ func (d *domainCrawl) followLinks(ctx context.Context) bool {
 		}
 		if d.catalogDoc(ctx, cf, "", 0) {
 			d.result.CatalogURL = link
-			d.addCatalogFinding(link, finding.Info, "found_via_link", "catalog found through a rel=\"ai-catalog\" link on "+home)
+			d.addCatalogFinding(link, finding.Info, CodeFoundViaLink, "catalog found through a rel=\"ai-catalog\" link on "+home)
 			return true
 		}
 	}
@@ -59,7 +59,7 @@ func (d *domainCrawl) legacy(ctx context.Context) bool {
 			continue
 		}
 		if d.catalogDoc(ctx, f, "", 0) {
-			d.addCatalogFinding(u, finding.Warning, "legacy_location", "non-standard catalog location "+p)
+			d.addCatalogFinding(u, finding.Warning, CodeLegacyLocation, "non-standard catalog location "+p)
 			if d.result.CatalogURL == "" {
 				d.result.CatalogURL = u
 			}
@@ -77,9 +77,7 @@ func (d *domainCrawl) legacy(ctx context.Context) bool {
 		d.entries++
 		d.card(u, catalog.Entry{Identifier: u}, u, u, f.body, false)
 		last := &d.result.Cards[len(d.result.Cards)-1]
-		fs, _ := last.Findings.(finding.List)
-		fs.Add(finding.Warning, "legacy_location", "", "card found at the non-standard location "+p)
-		last.Findings = fs
+		last.Findings.Add(finding.Warning, CodeLegacyLocation, "", "card found at the non-standard location "+p)
 		if d.result.CatalogURL == "" {
 			d.result.CatalogURL = u
 		}
@@ -94,8 +92,6 @@ func (d *domainCrawl) addCatalogFinding(key string, sev finding.Severity, code, 
 		if c.URL != key {
 			continue
 		}
-		fs, _ := c.Findings.(finding.List)
-		fs.Add(sev, code, "", msg)
-		c.Findings = fs
+		c.Findings.Add(sev, code, "", msg)
 	}
 }

@@ -45,6 +45,9 @@ type endpoint struct {
 	cardSHA     string
 	cardName    string
 	cardVersion string
+	// declaredBy names the declaration followed when it is not a card's
+	// ("registry:" name@version); a card's is "card:" and its key.
+	declaredBy string
 }
 
 func (ep *endpoint) add(other endpoint) {
@@ -69,6 +72,13 @@ func endpointsOf(refs []remoteRef) []*endpoint {
 		order = append(order, &e)
 	}
 	return order
+}
+
+func (ep *endpoint) declarer() string {
+	if ep.declaredBy != "" {
+		return ep.declaredBy
+	}
+	return "card:" + ep.cardKey
 }
 
 func probeable(transport string) bool {
@@ -227,6 +237,7 @@ func (b *budget) record(dbCtx context.Context, ep *endpoint, dec probe.Decision)
 	}
 	if err := c.opts.Store.AddProbeDecision(dbCtx, store.ProbeDecision{
 		RunID: c.runID, RemoteNorm: ep.norm, URL: ep.remote.URL, Decision: verdict, Reason: dec.Reason,
+		DeclaredBy: ep.declarer(),
 	}); err != nil {
 		c.fail(err)
 		return false

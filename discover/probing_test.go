@@ -26,8 +26,13 @@ SIMWEB-MCP go-sdk-stateful name=weather-live version=1.0.1 tools=3
 `)
 
 func (w *world) decisions(runID int64) map[string]string {
+	return w.decisionsAs(runID, `decision || ':' || reason`)
+}
+
+// decisionsAs maps each URL decided in a run to the SQL expression what.
+func (w *world) decisionsAs(runID int64, what string) map[string]string {
 	w.t.Helper()
-	rows, err := w.store.SQL().Query(`SELECT url, decision || ':' || reason FROM probe_decisions WHERE run_id = ?`, runID)
+	rows, err := w.store.SQL().Query(`SELECT url, `+what+` FROM probe_decisions WHERE run_id = ?`, runID)
 	if err != nil {
 		w.t.Fatal(err)
 	}

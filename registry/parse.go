@@ -117,12 +117,12 @@ func isObject(raw json.RawMessage) bool {
 // that names it; what is found about a kept entry goes with it.
 func parseResponse(raw json.RawMessage, index int, path string, skipped *finding.List) (Entry, bool) {
 	if !isObject(raw) {
-		skipped.Add(finding.Error, "entry_not_object", path, entryLabel(index, "")+" is not a JSON object; skipped")
+		skipped.Add(finding.Error, CodeEntryNotObject, path, entryLabel(index, "")+" is not a JSON object; skipped")
 		return Entry{}, false
 	}
 	var r wire.ServerResponse[json.RawMessage, json.RawMessage]
 	if err := json.Unmarshal(raw, &r); err != nil {
-		skipped.Add(finding.Error, "entry_unreadable", path, entryLabel(index, nameOf(raw))+": "+err.Error()+"; skipped")
+		skipped.Add(finding.Error, CodeEntryUnreadable, path, entryLabel(index, nameOf(raw))+": "+err.Error()+"; skipped")
 		return Entry{}, false
 	}
 	e, ok := parseServer(r.Server, index, path+"/server", skipped)
@@ -136,11 +136,11 @@ func parseResponse(raw json.RawMessage, index int, path string, skipped *finding
 		}
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(r.Meta, &m); err != nil {
-			e.Findings.Add(finding.Warning, "meta_not_object", path+"/_meta", "response _meta is not an object")
+			e.Findings.Add(finding.Warning, CodeMetaNotObject, path+"/_meta", "response _meta is not an object")
 		} else if om, ok := m[OfficialMetaKey]; ok {
 			var o Official
 			if err := json.Unmarshal(om, &o); err != nil {
-				e.Findings.Add(finding.Warning, "official_meta_unreadable", path+"/_meta", "official metadata: "+err.Error())
+				e.Findings.Add(finding.Warning, CodeOfficialMetaUnreadable, path+"/_meta", "official metadata: "+err.Error())
 			} else {
 				e.Official = &o
 			}
@@ -190,7 +190,7 @@ type draftVersion struct {
 // missing version, with a finding that says so.
 func parseServer(raw json.RawMessage, index int, path string, skipped *finding.List) (Entry, bool) {
 	if !isObject(raw) {
-		skipped.Add(finding.Error, "server_not_object", path, entryLabel(index, "")+": server is missing or not a JSON object; skipped")
+		skipped.Add(finding.Error, CodeServerNotObject, path, entryLabel(index, "")+": server is missing or not a JSON object; skipped")
 		return Entry{}, false
 	}
 	var (
@@ -210,14 +210,14 @@ func parseServer(raw json.RawMessage, index int, path string, skipped *finding.L
 		s.Schema, _ = key.Schema.(string)
 		s.Name, _ = key.Name.(string)
 		s.Version, _ = key.Version.(string)
-		fl.Add(finding.Warning, "server_fields_unreadable", path, "server.json: "+err.Error())
+		fl.Add(finding.Warning, CodeServerFieldsUnreadable, path, "server.json: "+err.Error())
 	}
 	if s.Version == "" {
 		var d draftVersion
 		if json.Unmarshal(raw, &d) == nil && d.VersionDetail != nil {
 			if v, ok := d.VersionDetail.Version.(string); ok && v != "" {
 				s.Version = v
-				fl.Add(finding.Error, "version_in_version_detail", path+"/version_detail/version",
+				fl.Add(finding.Error, CodeVersionInVersionDetail, path+"/version_detail/version",
 					fmt.Sprintf("the version %q is in version_detail.version, the draft layout from before the 2025-07-09 schema; "+
 						"every published schema and the Registry want it as the top-level version, so the Registry would reject this", v))
 			}
@@ -225,18 +225,18 @@ func parseServer(raw json.RawMessage, index int, path string, skipped *finding.L
 	}
 	switch {
 	case s.Name == "" && s.Version == "":
-		skipped.Add(finding.Error, "server_missing_key", path, entryLabel(index, "")+": server.json has neither a name nor a version; skipped")
+		skipped.Add(finding.Error, CodeServerMissingKey, path, entryLabel(index, "")+": server.json has neither a name nor a version; skipped")
 		return Entry{}, false
 	case s.Name == "":
-		skipped.Add(finding.Error, "server_missing_key", path, fmt.Sprintf("%s: server.json (version %q) has no name; skipped", entryLabel(index, ""), s.Version))
+		skipped.Add(finding.Error, CodeServerMissingKey, path, fmt.Sprintf("%s: server.json (version %q) has no name; skipped", entryLabel(index, ""), s.Version))
 		return Entry{}, false
 	case s.Version == "":
-		skipped.Add(finding.Error, "server_missing_key", path, entryLabel(index, s.Name)+": server.json has no version (nor a draft-era version_detail.version); skipped")
+		skipped.Add(finding.Error, CodeServerMissingKey, path, entryLabel(index, s.Name)+": server.json has no version (nor a draft-era version_detail.version); skipped")
 		return Entry{}, false
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
-		skipped.Add(finding.Error, "entry_unreadable", path, entryLabel(index, s.Name)+": "+err.Error()+"; skipped")
+		skipped.Add(finding.Error, CodeEntryUnreadable, path, entryLabel(index, s.Name)+": "+err.Error()+"; skipped")
 		return Entry{}, false
 	}
 	return Entry{Server: s, Raw: buf.Bytes(), Findings: fl}, true

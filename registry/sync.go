@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -112,6 +111,9 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 	if err != nil {
 		return SyncResult{}, fmt.Errorf("sync %s: %w", source, err)
 	}
+	// The store keeps times in its fixed-width form; the Registry is asked,
+	// and the report told, in the Registry's own (RFC3339Nano).
+	st.Watermark, st.SweepSince, st.SweepStartedAt = restamp(st.Watermark), restamp(st.SweepSince), restamp(st.SweepStartedAt)
 	res := SyncResult{Source: source}
 	if opts.Full {
 		// A forced full sweep never resumes: it is also the way out of a
@@ -383,6 +385,15 @@ func ImportDump(ctx context.Context, opts ImportOptions, body []byte) (SyncResul
 	return res, nil
 }
 
+// restamp rewrites a stored RFC 3339 time as stamp would ("" stays "").
+func restamp(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return stamp(t)
+}
+
 func stamp(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -412,19 +423,14 @@ func toRows(entries []Entry, v *Validator) ([]store.RegistryEntry, []string) {
 		if fl.HasError() {
 			invalid = append(invalid, e.Server.Name+"@"+e.Server.Version)
 		}
-		findings := "[]"
-		if len(fl) > 0 {
-			if b, err := json.Marshal(fl); err == nil {
-				findings = string(b)
-			}
-		}
 		r := store.RegistryEntry{
 			Name:       e.Server.Name,
 			Version:    e.Server.Version,
 			Schema:     e.Server.Schema,
 			ServerJSON: string(e.Raw),
 			Meta:       string(e.Meta),
-			Findings:   findings,
+			Findings:   fl,
+			JudgedBy:   RulesVersion,
 		}
 		if o := e.Official; o != nil {
 			r.Status = o.Status

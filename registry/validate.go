@@ -109,12 +109,12 @@ func (v *Validator) Validate(raw []byte) finding.List {
 	var fl finding.List
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		fl.Add(finding.Error, "not_json", "", "server.json is not JSON: "+err.Error())
+		fl.Add(finding.Error, CodeNotJSON, "", "server.json is not JSON: "+err.Error())
 		return fl
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
-		fl.Add(finding.Error, "not_object", "", "server.json is not a JSON object")
+		fl.Add(finding.Error, CodeNotObject, "", "server.json is not a JSON object")
 		return fl
 	}
 	schemaURL, _ := obj["$schema"].(string)
@@ -122,15 +122,15 @@ func (v *Validator) Validate(raw []byte) finding.List {
 	sch := v.schemas[version]
 	switch {
 	case schemaURL == "":
-		fl.Add(finding.Error, "schema_field_required", "/$schema", "no $schema; the Registry requires one (validated against "+CurrentSchemaVersion+")")
+		fl.Add(finding.Error, CodeSchemaFieldRequired, "/$schema", "no $schema; the Registry requires one (validated against "+CurrentSchemaVersion+")")
 		sch = v.schemas[CurrentSchemaVersion]
 	case version == "draft":
-		fl.Add(finding.Error, "schema_version_not_available", "/$schema", "the draft schema is not accepted for publishing")
+		fl.Add(finding.Error, CodeSchemaVersionNotAvailable, "/$schema", "the draft schema is not accepted for publishing")
 	case sch == nil:
-		fl.Add(finding.Error, "schema_unknown", "/$schema", fmt.Sprintf("unknown $schema %q (validated against %s)", schemaURL, CurrentSchemaVersion))
+		fl.Add(finding.Error, CodeSchemaUnknown, "/$schema", fmt.Sprintf("unknown $schema %q (validated against %s)", schemaURL, CurrentSchemaVersion))
 		sch = v.schemas[CurrentSchemaVersion]
 	case version != CurrentSchemaVersion:
-		fl.Add(finding.Warning, "schema_version_deprecated", "/$schema", fmt.Sprintf("schema version %s is not the current version (%s)", version, CurrentSchemaVersion))
+		fl.Add(finding.Warning, CodeSchemaVersionDeprecated, "/$schema", fmt.Sprintf("schema version %s is not the current version (%s)", version, CurrentSchemaVersion))
 	}
 	flagged := semantic(obj, &fl)
 	if err := sch.Validate(doc); err != nil {
@@ -138,7 +138,7 @@ func (v *Validator) Validate(raw []byte) finding.List {
 		if errors.As(err, &ve) {
 			v.leaves(ve, flagged, &fl)
 		} else {
-			fl.Add(finding.Error, "schema_violation", "", err.Error())
+			fl.Add(finding.Error, CodeSchemaViolation, "", err.Error())
 		}
 	}
 	return fl
@@ -153,7 +153,7 @@ func (v *Validator) leaves(ve *jsonschema.ValidationError, flagged map[string]bo
 			return
 		}
 		flagged[path] = true
-		fl.Add(finding.Error, "schema_violation", path, ve.ErrorKind.LocalizedString(v.printer))
+		fl.Add(finding.Error, CodeSchemaViolation, path, ve.ErrorKind.LocalizedString(v.printer))
 		return
 	}
 	for _, c := range ve.Causes {

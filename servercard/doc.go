@@ -49,7 +49,7 @@
 // semantic codes below. Semantic codes (see the Code* constants):
 //
 //	invalid_json, not_object           error   not a JSON object (Card is nil)
-//	utf8_bom                           info    leading BOM, skipped
+//	utf8_bom                           warning leading BOM, skipped
 //	schema_missing                     error   no $schema (fixable)
 //	schema_wrong                       error   $schema is something else; message has it (fixable)
 //	schema_server_json                 error   $schema is a Registry server.schema.json (fixable)

@@ -19,7 +19,7 @@ import (
 const (
 	CodeInvalidJSON             = "invalid_json"              // error: bytes are not JSON
 	CodeNotObject               = "not_object"                // error: JSON, but not an object
-	CodeUTF8BOM                 = "utf8_bom"                  // info: leading byte order mark, ignored
+	CodeUTF8BOM                 = finding.CodeUTF8BOM         // warning: leading byte order mark, ignored
 	CodeSchemaMissing           = "schema_missing"            // error (fixable): no $schema
 	CodeSchemaWrong             = "schema_wrong"              // error (fixable): $schema is not SchemaURL
 	CodeSchemaServerJSON        = "schema_server_json"        // error (fixable): $schema is a Registry server.schema.json

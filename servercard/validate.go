@@ -85,14 +85,14 @@ func (v *Validator) Check(raw []byte) (res Result) {
 		// A validator bug must cost one card, not the crawl.
 		if r := recover(); r != nil {
 			res.Grade = NonConformant
-			res.Findings.Add(finding.Error, "internal_error", "", fmt.Sprintf("validator panic: %v", r))
+			res.Findings.Add(finding.Error, CodeInternalError, "", fmt.Sprintf("validator panic: %v", r))
 		}
 	}()
 
 	body := raw
 	if b, ok := bytes.CutPrefix(body, []byte("\xef\xbb\xbf")); ok {
 		body = b
-		res.Findings.Add(finding.Info, CodeUTF8BOM, "", "document starts with a UTF-8 byte order mark")
+		res.Findings.AddUTF8BOM()
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {

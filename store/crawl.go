@@ -152,50 +152,51 @@ type Enqueued struct {
 func (db *DB) Enqueue(ctx context.Context, domains []string, opts EnqueueOptions) (Enqueued, error) {
 	var out Enqueued
 	now := db.now().UTC()
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return out, fmt.Errorf("enqueue: %w", err)
-	}
-	defer tx.Rollback()
 	var run any
 	if opts.RunID != 0 {
 		run = opts.RunID
 	}
-	for _, d := range domains {
-		var state string
-		var next sql.NullString
-		var queued sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT state, next_fetch_after, queued_run_id FROM domains WHERE domain = ?`, d).
-			Scan(&state, &next, &queued)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if _, err := tx.ExecContext(ctx,
-				`INSERT INTO domains (domain, added_at, state, queued_run_id) VALUES (?, ?, ?, ?)`,
-				d, ts(now), StatePending, run); err != nil {
-				return out, fmt.Errorf("enqueue %s: %w", d, err)
+	// Each name is one upsert, never read-then-insert, so two writers
+	// taking on the same name cannot both insert it: a new name is inserted
+	// pending; a known one, unless this run already took it on, becomes
+	// pending when due (or forced) and keeps its state when fresh.
+	db.stmts.prepareMissing(ctx, db.sql)
+	err := db.inTx(ctx, func(tx *txw) error {
+		out = Enqueued{}
+		for _, d := range domains {
+			var name string
+			err := tx.queryRow(`INSERT INTO domains (domain, added_at, state, queued_run_id)
+				VALUES (?, ?, ?, ?) ON CONFLICT (domain) DO NOTHING RETURNING domain`,
+				d, ts(now), StatePending, run).Scan(&name)
+			if err == nil {
+				out.Due = append(out.Due, d)
+				continue
 			}
-			out.Due = append(out.Due, d)
-			continue
-		case err != nil:
-			return out, fmt.Errorf("enqueue %s: %w", d, err)
-		case opts.RunID != 0 && queued.Valid && queued.Int64 == opts.RunID:
-			out.Duplicates++
-			continue
+			if !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("enqueue %s: %w", d, err)
+			}
+			var state string
+			err = tx.queryRow(`UPDATE domains SET queued_run_id = ?,
+				  state = CASE WHEN state <> ? AND NOT ? AND next_fetch_after IS NOT NULL AND next_fetch_after > ?
+				               THEN state ELSE ? END
+				WHERE domain = ? AND (? = 0 OR queued_run_id IS NULL OR queued_run_id <> ?)
+				RETURNING state`, run, StatePending, opts.Force, ts(now), StatePending, d,
+				opts.RunID, opts.RunID).Scan(&state)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				out.Duplicates++ // this run took it on already
+			case err != nil:
+				return fmt.Errorf("enqueue %s: %w", d, err)
+			case state == StatePending:
+				out.Due = append(out.Due, d)
+			default:
+				out.Fresh++
+			}
 		}
-		newState := StatePending
-		if state != StatePending && !opts.Force && next.Valid && next.String > ts(now) {
-			newState = state
-			out.Fresh++
-		} else {
-			out.Due = append(out.Due, d)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE domains SET state = ?, queued_run_id = ? WHERE domain = ?`,
-			newState, run, d); err != nil {
-			return out, fmt.Errorf("enqueue %s: %w", d, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return out, fmt.Errorf("enqueue: %w", err)
+		return nil
+	})
+	if err != nil {
+		return Enqueued{}, fmt.Errorf("enqueue: %w", err)
 	}
 	return out, nil
 }
@@ -206,7 +207,7 @@ func (db *DB) Enqueue(ctx context.Context, domains []string, opts EnqueueOptions
 func (db *DB) RunTotals(ctx context.Context, runID int64) (cards, remotes int, err error) {
 	err = db.sql.QueryRowContext(ctx, `SELECT COUNT(DISTINCT l.card_key), COUNT(DISTINCT NULLIF(l.remote_norm, ''))
 		FROM listings l JOIN domains d ON d.domain = l.domain
-		WHERE d.last_run_id = ? AND l.active = 1`, runID).Scan(&cards, &remotes)
+		WHERE d.last_run_id = ? AND l.active = TRUE`, runID).Scan(&cards, &remotes)
 	if err != nil {
 		return 0, 0, fmt.Errorf("count what run %d found: %w", runID, err)
 	}
@@ -220,34 +221,30 @@ func (db *DB) AddObservation(ctx context.Context, o Observation, body []byte) er
 	if err != nil {
 		return fmt.Errorf("encode redirects: %w", err)
 	}
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("add observation: %w", err)
-	}
-	defer tx.Rollback()
-	if body != nil && o.SHA256 != "" {
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO documents (sha256, size, content_type, body, first_seen) VALUES (?, ?, ?, ?, ?)
-			 ON CONFLICT (sha256) DO NOTHING`,
-			o.SHA256, len(body), o.ContentType, body, ts(o.FetchedAt)); err != nil {
-			return fmt.Errorf("store document: %w", err)
-		}
-	}
 	var maxAge any
 	if o.MaxAge != nil {
 		maxAge = *o.MaxAge
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO observations
+	fetchedAt := ts(o.FetchedAt)
+	return db.write(func(tx *txw) error {
+		if body != nil && o.SHA256 != "" {
+			if _, err := tx.exec(`INSERT INTO documents (sha256, size, content_type, body, first_seen) VALUES (?, ?, ?, ?, ?)
+			 ON CONFLICT (sha256) DO NOTHING`,
+				o.SHA256, len(body), o.ContentType, body, fetchedAt); err != nil {
+				return fmt.Errorf("store document: %w", err)
+			}
+		}
+		if _, err := tx.exec(`INSERT INTO observations
 		(run_id, domain, kind, url, fetched_at, status, class, reason, content_type, etag, last_modified,
 		 max_age, sha256, size, duration_ms, final_url, redirects, not_modified)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		o.RunID, o.Domain, o.Kind, o.URL, ts(o.FetchedAt), o.Status, o.Class, o.Reason, o.ContentType,
-		o.ETag, o.LastModified, maxAge, o.SHA256, o.Size, o.Duration.Milliseconds(), o.FinalURL,
-		string(redirects), boolInt(o.NotModified))
-	if err != nil {
-		return fmt.Errorf("add observation: %w", err)
-	}
-	return tx.Commit()
+			o.RunID, o.Domain, o.Kind, o.URL, fetchedAt, o.Status, o.Class, o.Reason, o.ContentType,
+			o.ETag, o.LastModified, maxAge, o.SHA256, o.Size, o.Duration.Milliseconds(), o.FinalURL,
+			string(redirects), o.NotModified); err != nil {
+			return fmt.Errorf("add observation: %w", err)
+		}
+		return nil
+	})
 }
 
 // Validators are what a conditional GET needs from the last good fetch of a URL.
@@ -258,11 +255,13 @@ type Validators struct {
 	FinalURL     string
 }
 
+const lastValidatorsQuery = `SELECT etag, last_modified, sha256, final_url FROM observations
+	WHERE url = ? AND sha256 <> '' ORDER BY id DESC LIMIT 1`
+
 // LastValidators returns the validators of the most recent fetch of url that
 // produced a body (a 200), or ok=false when there is none.
 func (db *DB) LastValidators(ctx context.Context, url string) (v Validators, ok bool, err error) {
-	err = db.sql.QueryRowContext(ctx, `SELECT etag, last_modified, sha256, final_url FROM observations
-		WHERE url = ? AND sha256 <> '' ORDER BY id DESC LIMIT 1`, url).
+	err = db.queryRow(ctx, lastValidatorsQuery, url).
 		Scan(&v.ETag, &v.LastModified, &v.SHA256, &v.FinalURL)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Validators{}, false, nil
@@ -276,18 +275,11 @@ func (db *DB) LastValidators(ctx context.Context, url string) (v Validators, ok 
 // Document returns a stored body by its hash.
 func (db *DB) Document(ctx context.Context, sha256 string) ([]byte, error) {
 	var body []byte
-	err := db.sql.QueryRowContext(ctx, `SELECT body FROM documents WHERE sha256 = ?`, sha256).Scan(&body)
+	err := db.queryRow(ctx, `SELECT body FROM documents WHERE sha256 = ?`, sha256).Scan(&body)
 	if err != nil {
 		return nil, fmt.Errorf("document %s: %w", sha256, err)
 	}
 	return body, nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func nonNil[T any](s []T) []T {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
 
 // DomainResult is everything one domain's crawl produced. It is written in a
@@ -51,7 +53,10 @@ type CatalogRecord struct {
 	SpecVersion string
 	SHA256      string
 	EntryCount  int
-	Findings    any
+	Findings    finding.List
+	// JudgedBy is the version of the rules that produced Findings
+	// (catalog.RulesVersion), so a rules change can re-judge the document.
+	JudgedBy string
 }
 
 // EntryRecord is one catalog entry.
@@ -80,8 +85,11 @@ type CardRecord struct {
 	Description string
 	WebsiteURL  string
 	Grade       string
-	Findings    any
+	Findings    finding.List
 	JSON        []byte
+	// JudgedBy is the version of the rules that produced Grade and
+	// Findings (servercard.RulesVersion).
+	JudgedBy string
 }
 
 // RemoteRecord is one remote endpoint declared by a card.
@@ -104,73 +112,88 @@ type ListingRecord struct {
 
 // SaveDomain writes a domain's result and marks it done.
 func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
-	now := db.Now()
-	if err := db.prepareWanted(ctx); err != nil {
-		return fmt.Errorf("save %s: %w", r.Domain, err)
-	}
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("save %s: %w", r.Domain, err)
-	}
-	defer tx.Rollback()
-	feedBefore, err := feedBeforeDomain(ctx, tx, r.Domain)
+	at := db.now()
+	capped, err := capsText(r.Capped)
 	if err != nil {
 		return err
 	}
+	if err := db.write(func(tx *txw) error { return saveDomain(tx, r, at, capped) }); err != nil {
+		return fmt.Errorf("save %s: %w", r.Domain, err)
+	}
+	return nil
+}
 
+// saveDomain is SaveDomain's transaction.
+func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
+	now := ts(at)
+	// What the domain listed before, read in this transaction: a retried
+	// write reads it again.
+	feedBefore, err := feedBeforeDomain(tx, r.Domain)
+	if err != nil {
+		return err
+	}
 	for _, c := range r.Catalogs {
-		findings, err := jsonText(c.Findings)
+		findings, err := findingsText(c.Findings)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO catalogs
-			(url, domain, parent_url, depth, base_url, spec_version, sha256, entry_count, findings, first_seen, last_seen, changed_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		if _, err := tx.exec(`INSERT INTO catalogs
+			(url, domain, parent_url, depth, base_url, spec_version, sha256, entry_count, findings, first_seen, last_seen, changed_at,
+			 judged_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (url) DO UPDATE SET
 			  changed_at = CASE WHEN catalogs.sha256 <> excluded.sha256 THEN excluded.last_seen ELSE catalogs.changed_at END,
 			  domain = excluded.domain, parent_url = excluded.parent_url, depth = excluded.depth,
 			  base_url = excluded.base_url, spec_version = excluded.spec_version, sha256 = excluded.sha256,
-			  entry_count = excluded.entry_count, findings = excluded.findings, last_seen = excluded.last_seen`,
+			  entry_count = excluded.entry_count, findings = excluded.findings, last_seen = excluded.last_seen,
+			  judged_by = excluded.judged_by`,
 			c.URL, r.Domain, c.ParentURL, c.Depth, c.BaseURL, c.SpecVersion, c.SHA256, c.EntryCount, findings,
-			now, now, now); err != nil {
+			now, now, now, c.JudgedBy); err != nil {
 			return fmt.Errorf("save catalog %s: %w", c.URL, err)
+		}
+		if _, err := tx.exec(`INSERT INTO domain_catalogs
+			(domain, catalog_url, parent_url, depth, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (domain, catalog_url) DO UPDATE SET
+			  parent_url = excluded.parent_url, depth = excluded.depth, last_seen = excluded.last_seen`,
+			r.Domain, c.URL, c.ParentURL, c.Depth, now, now); err != nil {
+			return fmt.Errorf("save catalog %s of %s: %w", c.URL, r.Domain, err)
 		}
 	}
 	for _, e := range r.Entries {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO entries
+		if _, err := tx.exec(`INSERT INTO entries
 			(catalog_url, identifier, version, type, url, resolved_url, inline, display_name, raw, first_seen, last_seen, changed_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (catalog_url, identifier, version) DO UPDATE SET
 			  changed_at = CASE WHEN entries.raw <> excluded.raw THEN excluded.last_seen ELSE entries.changed_at END,
 			  type = excluded.type, url = excluded.url, resolved_url = excluded.resolved_url, inline = excluded.inline,
 			  display_name = excluded.display_name, raw = excluded.raw, last_seen = excluded.last_seen`,
-			e.CatalogURL, e.Identifier, e.Version, e.Type, e.URL, e.ResolvedURL, boolInt(e.Inline), e.DisplayName,
+			e.CatalogURL, e.Identifier, e.Version, e.Type, e.URL, e.ResolvedURL, e.Inline, e.DisplayName,
 			string(e.Raw), now, now, now); err != nil {
 			return fmt.Errorf("save entry %s in %s: %w", e.Identifier, e.CatalogURL, err)
 		}
 	}
 	for _, c := range r.Cards {
-		findings, err := jsonText(c.Findings)
+		findings, err := findingsText(c.Findings)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO cards
+		if _, err := tx.exec(`INSERT INTO cards
 			(key, source_url, inline, sha256, schema, name, title, version, description, website_url, grade, findings, json,
-			 first_seen, last_seen, changed_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			 first_seen, last_seen, changed_at, judged_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (key) DO UPDATE SET
 			  changed_at = CASE WHEN cards.sha256 <> excluded.sha256 THEN excluded.last_seen ELSE cards.changed_at END,
 			  source_url = excluded.source_url, inline = excluded.inline, sha256 = excluded.sha256, schema = excluded.schema,
 			  name = excluded.name, title = excluded.title, version = excluded.version, description = excluded.description,
 			  website_url = excluded.website_url, grade = excluded.grade, findings = excluded.findings, json = excluded.json,
-			  last_seen = excluded.last_seen`,
-			c.Key, c.SourceURL, boolInt(c.Inline), c.SHA256, c.Schema, c.Name, c.Title, c.Version, c.Description,
-			c.WebsiteURL, c.Grade, findings, string(c.JSON), now, now, now); err != nil {
+			  last_seen = excluded.last_seen, judged_by = excluded.judged_by`,
+			c.Key, c.SourceURL, c.Inline, c.SHA256, c.Schema, c.Name, c.Title, c.Version, c.Description,
+			c.WebsiteURL, c.Grade, findings, string(c.JSON), now, now, now, c.JudgedBy); err != nil {
 			return fmt.Errorf("save card %s: %w", c.Key, err)
 		}
 	}
 	for _, m := range r.Remotes {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO remotes
+		if _, err := tx.exec(`INSERT INTO remotes
 			(url_norm, url, type, templated, card_key, json, first_seen, last_seen, changed_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (url_norm) DO UPDATE SET
@@ -178,20 +201,20 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 			                    THEN excluded.last_seen ELSE remotes.changed_at END,
 			  url = excluded.url, type = excluded.type, templated = excluded.templated, card_key = excluded.card_key,
 			  json = excluded.json, last_seen = excluded.last_seen`,
-			m.URLNorm, m.URL, m.Type, boolInt(m.Templated), m.CardKey, string(m.JSON), now, now, now); err != nil {
+			m.URLNorm, m.URL, m.Type, m.Templated, m.CardKey, string(m.JSON), now, now, now); err != nil {
 			return fmt.Errorf("save remote %s: %w", m.URL, err)
 		}
 	}
 	if r.Definitive {
-		kept, err := keptListings(ctx, tx, r)
+		kept, err := keptListings(tx, r)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE listings SET active = 0 WHERE domain = ?`, r.Domain); err != nil {
+		if _, err := tx.exec(`UPDATE listings SET active = FALSE WHERE domain = ?`, r.Domain); err != nil {
 			return fmt.Errorf("retire listings of %s: %w", r.Domain, err)
 		}
 		for _, k := range kept {
-			if _, err := tx.ExecContext(ctx, `UPDATE listings SET active = 1 WHERE domain = ? AND catalog_url = ?
+			if _, err := tx.exec(`UPDATE listings SET active = TRUE WHERE domain = ? AND catalog_url = ?
 				AND identifier = ? AND card_key = ? AND remote_norm = ?`,
 				r.Domain, k.CatalogURL, k.Identifier, k.CardKey, k.RemoteNorm); err != nil {
 				return fmt.Errorf("keep listing of %s: %w", r.Domain, err)
@@ -199,50 +222,60 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 		}
 	}
 	for _, l := range r.Listings {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO listings
+		if _, err := tx.exec(`INSERT INTO listings
 			(domain, catalog_url, identifier, card_key, remote_norm, active, first_seen, last_seen)
-			VALUES (?, ?, ?, ?, ?, 1, ?, ?)
+			VALUES (?, ?, ?, ?, ?, TRUE, ?, ?)
 			ON CONFLICT (domain, catalog_url, identifier, card_key, remote_norm) DO UPDATE SET
-			  active = 1, last_seen = excluded.last_seen`,
+			  active = TRUE, last_seen = excluded.last_seen`,
 			r.Domain, l.CatalogURL, l.Identifier, l.CardKey, l.RemoteNorm, now, now); err != nil {
 			return fmt.Errorf("save listing for %s: %w", r.Domain, err)
 		}
 	}
 
 	var cards, remotes int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT card_key), COUNT(DISTINCT NULLIF(remote_norm, ''))
-		FROM listings WHERE domain = ? AND active = 1`, r.Domain).Scan(&cards, &remotes); err != nil {
+	if err := tx.queryRow(`SELECT COUNT(DISTINCT card_key), COUNT(DISTINCT NULLIF(remote_norm, ''))
+		FROM listings WHERE domain = ? AND active = TRUE`, r.Domain).Scan(&cards, &remotes); err != nil {
 		return fmt.Errorf("count listings of %s: %w", r.Domain, err)
 	}
+	// Consecutive failures are counted, and from the second on the domain
+	// is left for longer (Backoff); any answer resets the count.
+	attempts := 0
+	if r.Outcome == OutcomeFailed {
+		if err := tx.queryRow(`UPDATE domains SET attempts = attempts + 1 WHERE domain = ? RETURNING attempts`,
+			r.Domain).Scan(&attempts); err != nil {
+			return fmt.Errorf("count attempts of %s: %w", r.Domain, err)
+		}
+	}
+	nextAt := r.NextFetchAfter
+	if wait := Backoff(r.Domain, attempts); wait > 0 && at.Add(wait).After(nextAt) {
+		nextAt = at.Add(wait)
+	}
 	var next any
-	if !r.NextFetchAfter.IsZero() {
-		next = ts(r.NextFetchAfter)
+	if !nextAt.IsZero() {
+		next = ts(nextAt)
 	}
-	capped, err := capsText(r.Capped)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE domains SET state = ?, outcome = ?, class = ?, reason = ?, catalog_url = ?,
-		cards = ?, remotes = ?, last_run_id = ?, last_crawled_at = ?, next_fetch_after = ?, capped = ? WHERE domain = ?`,
-		StateDone, r.Outcome, r.Class, r.Reason, r.CatalogURL, cards, remotes, r.RunID, now, next, capped, r.Domain); err != nil {
+	if _, err := tx.exec(`UPDATE domains SET state = ?, outcome = ?, class = ?, reason = ?, catalog_url = ?,
+		cards = ?, remotes = ?, last_run_id = ?, last_crawled_at = ?, next_fetch_after = ?, capped = ?, attempts = ?
+		WHERE domain = ?`,
+		StateDone, r.Outcome, r.Class, r.Reason, r.CatalogURL, cards, remotes, r.RunID, now, next, capped, attempts,
+		r.Domain); err != nil {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)
 	}
-	if err := db.feedAfterDomain(ctx, tx, now, r, feedBefore); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return feedAfterDomain(tx, now, r, feedBefore)
 }
+
+const domainCatalogsQuery = `SELECT catalog_url, parent_url FROM domain_catalogs WHERE domain = ?`
 
 // keptListings returns the domain's active listings that reach a kept card,
 // or come through a kept catalog or any catalog nested below one.
-func keptListings(ctx context.Context, tx *sql.Tx, r DomainResult) ([]ListingRecord, error) {
+func keptListings(tx *txw, r DomainResult) ([]ListingRecord, error) {
 	if len(r.KeepCards) == 0 && len(r.KeepCatalogs) == 0 {
 		return nil, nil
 	}
 	catalogs := map[string]bool{}
 	children := map[string][]string{}
 	if err := func() error {
-		rows, err := tx.QueryContext(ctx, `SELECT url, parent_url FROM catalogs WHERE domain = ?`, r.Domain)
+		rows, err := tx.query(domainCatalogsQuery, r.Domain)
 		if err != nil {
 			return err
 		}
@@ -272,8 +305,8 @@ func keptListings(ctx context.Context, tx *sql.Tx, r DomainResult) ([]ListingRec
 	for _, k := range r.KeepCards {
 		cards[k] = true
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT catalog_url, identifier, card_key, remote_norm FROM listings
-		WHERE domain = ? AND active = 1`, r.Domain)
+	rows, err := tx.query(`SELECT catalog_url, identifier, card_key, remote_norm FROM listings
+		WHERE domain = ? AND active = TRUE`, r.Domain)
 	if err != nil {
 		return nil, fmt.Errorf("listings of %s: %w", r.Domain, err)
 	}
@@ -355,6 +388,9 @@ type DomainRow struct {
 	// Capped names the per-domain bounds its last crawl hit (remotes,
 	// cards, catalogs, probes, time).
 	Capped []string `json:"capped,omitempty"`
+	// Attempts counts the consecutive failed crawls up to the last one (0
+	// once a crawl got an answer); see Backoff.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // domainPage is how many domains EachDomain reads per query.
@@ -381,7 +417,7 @@ func (db *DB) Domains(ctx context.Context) ([]DomainRow, error) {
 
 func (db *DB) domainPage(ctx context.Context, after string) ([]DomainRow, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT domain, state, outcome, class, reason, catalog_url, cards, remotes,
-		last_crawled_at, next_fetch_after, capped FROM domains WHERE domain > ? ORDER BY domain LIMIT ?`, after, domainPage)
+		last_crawled_at, next_fetch_after, capped, attempts FROM domains WHERE domain > ? ORDER BY domain LIMIT ?`, after, domainPage)
 	if err != nil {
 		return nil, fmt.Errorf("list domains: %w", err)
 	}
@@ -392,7 +428,7 @@ func (db *DB) domainPage(ctx context.Context, after string) ([]DomainRow, error)
 		var outcome, class, reason, catURL, last, next sql.NullString
 		var capped string
 		if err := rows.Scan(&d.Domain, &d.State, &outcome, &class, &reason, &catURL, &d.Cards, &d.Remotes, &last, &next,
-			&capped); err != nil {
+			&capped, &d.Attempts); err != nil {
 			return nil, fmt.Errorf("list domains: %w", err)
 		}
 		d.Outcome, d.Class, d.Reason, d.CatalogURL = outcome.String, class.String, reason.String, catURL.String
@@ -420,24 +456,24 @@ func (db *DB) domainPage(ctx context.Context, after string) ([]DomainRow, error)
 	return out, nil
 }
 
+const catalogFindingsQuery = `SELECT dc.domain, c.findings FROM domain_catalogs dc
+	JOIN catalogs c ON c.url = dc.catalog_url WHERE dc.domain >= ? AND dc.domain <= ?`
+
 // catalogFindingCodes maps each domain in [first, last] to the sorted,
 // distinct finding codes of its catalogs.
 func (db *DB) catalogFindingCodes(ctx context.Context, first, last string) (map[string][]string, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT domain, findings FROM catalogs WHERE domain >= ? AND domain <= ?`, first, last)
+	rows, err := db.sql.QueryContext(ctx, catalogFindingsQuery, first, last)
 	if err != nil {
 		return nil, fmt.Errorf("catalog findings: %w", err)
 	}
 	defer rows.Close()
 	seen := map[string]map[string]bool{}
 	for rows.Next() {
-		var domain, raw string
-		if err := rows.Scan(&domain, &raw); err != nil {
+		var domain string
+		var fs finding.List
+		if err := rows.Scan(&domain, findingsScan{&fs}); err != nil {
 			return nil, fmt.Errorf("catalog findings: %w", err)
 		}
-		var fs []struct {
-			Code string `json:"code"`
-		}
-		_ = json.Unmarshal([]byte(raw), &fs) // written by SaveDomain; a bad row only loses its codes
 		for _, f := range fs {
 			if seen[domain] == nil {
 				seen[domain] = map[string]bool{}
@@ -456,18 +492,4 @@ func (db *DB) catalogFindingCodes(ctx context.Context, first, last string) (map[
 		sort.Strings(out[d])
 	}
 	return out, nil
-}
-
-func jsonText(v any) (string, error) {
-	if v == nil {
-		return "[]", nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("encode findings: %w", err)
-	}
-	if string(b) == "null" {
-		return "[]", nil
-	}
-	return string(b), nil
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/cardcrawl/cardcrawl/servercard"
 )
@@ -59,17 +58,9 @@ type feedMeaning struct {
 	probePartial                                                 bool
 }
 
-// execQuerier is a transaction, or the handle when no transaction is open.
-type execQuerier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // feedTx keeps the read model in step within one write transaction.
 type feedTx struct {
-	db  *DB
-	tx  *sql.Tx
+	tx  *txw
 	now string
 	seq int64 // this transaction's change number; 0 until something changed
 	// repos caches the repository object of cards read in this
@@ -80,17 +71,17 @@ type feedTx struct {
 	cards map[string]bool
 }
 
-func newFeedTx(db *DB, tx *sql.Tx, now string) *feedTx {
-	return &feedTx{db: db, tx: tx, now: now, repos: map[string]string{}, cards: map[string]bool{}}
+func newFeedTx(tx *txw, now string) *feedTx {
+	return &feedTx{tx: tx, now: now, repos: map[string]string{}, cards: map[string]bool{}}
 }
 
 // bump returns this transaction's change number, taking the next one from
 // feed_state the first time.
-func (f *feedTx) bump(ctx context.Context) (int64, error) {
+func (f *feedTx) bump() (int64, error) {
 	if f.seq != 0 {
 		return f.seq, nil
 	}
-	if err := f.row(ctx, `UPDATE feed_state SET seq = seq + 1 WHERE id = 1 RETURNING seq`).Scan(&f.seq); err != nil {
+	if err := f.tx.queryRow(`UPDATE feed_state SET seq = seq + 1 WHERE id = 1 RETURNING seq`).Scan(&f.seq); err != nil {
 		return 0, fmt.Errorf("feed change counter: %w", err)
 	}
 	return f.seq, nil
@@ -100,9 +91,9 @@ func (f *feedTx) bump(ctx context.Context) (int64, error) {
 // reach, each with its listings, to tell afterwards which changed.
 type domainListings map[feedKey][]ListingRecord
 
-func activeDomainListings(ctx context.Context, tx execQuerier, domain string) (domainListings, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT catalog_url, identifier, card_key, remote_norm FROM listings
-		WHERE domain = ? AND active = 1 ORDER BY remote_norm, card_key, catalog_url, identifier`, domain)
+func activeDomainListings(tx *txw, domain string) (domainListings, error) {
+	rows, err := tx.query(`SELECT catalog_url, identifier, card_key, remote_norm FROM listings
+		WHERE domain = ? AND active = TRUE ORDER BY remote_norm, card_key, catalog_url, identifier`, domain)
 	if err != nil {
 		return nil, fmt.Errorf("listings of %s: %w", domain, err)
 	}
@@ -123,15 +114,15 @@ func activeDomainListings(ctx context.Context, tx execQuerier, domain string) (d
 }
 
 // feedBeforeDomain reads what a domain listed before SaveDomain changes it.
-func feedBeforeDomain(ctx context.Context, tx execQuerier, domain string) (domainListings, error) {
-	return activeDomainListings(ctx, tx, domain)
+func feedBeforeDomain(tx *txw, domain string) (domainListings, error) {
+	return activeDomainListings(tx, domain)
 }
 
 // feedAfterDomain brings every record SaveDomain may have changed up to
 // date: those the domain listed before or lists now, and those described
 // by a card it saved (other domains may list that card too).
-func (db *DB) feedAfterDomain(ctx context.Context, tx *sql.Tx, now string, r DomainResult, before domainListings) error {
-	after, err := activeDomainListings(ctx, tx, r.Domain)
+func feedAfterDomain(tx *txw, now string, r DomainResult, before domainListings) error {
+	after, err := activeDomainListings(tx, r.Domain)
 	if err != nil {
 		return err
 	}
@@ -147,7 +138,7 @@ func (db *DB) feedAfterDomain(ctx context.Context, tx *sql.Tx, now string, r Dom
 		touched[k] = !slices.Equal(ls, before[k])
 	}
 	for _, c := range r.Cards {
-		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT remote_norm FROM listings WHERE card_key = ? AND active = 1`, c.Key)
+		rows, err := tx.query(`SELECT DISTINCT remote_norm FROM listings WHERE card_key = ? AND active = TRUE`, c.Key)
 		if err != nil {
 			return fmt.Errorf("records of card %s: %w", c.Key, err)
 		}
@@ -169,7 +160,7 @@ func (db *DB) feedAfterDomain(ctx context.Context, tx *sql.Tx, now string, r Dom
 			return err
 		}
 	}
-	f := newFeedTx(db, tx, now)
+	f := newFeedTx(tx, now)
 	for _, c := range r.Cards {
 		f.repos[c.Key+"\x00"+c.SHA256] = repositoryJSON(string(c.JSON))
 	}
@@ -186,11 +177,11 @@ func (db *DB) feedAfterDomain(ctx context.Context, tx *sql.Tx, now string, r Dom
 		return cmpString(a.key, b.key)
 	})
 	for _, k := range keys {
-		if err := f.refresh(ctx, k, touched[k], reason); err != nil {
+		if err := f.refresh(k, touched[k], reason); err != nil {
 			return err
 		}
 	}
-	return f.finish(ctx)
+	return f.finish()
 }
 
 // entryFirst is the first live record of a card's entry, as entry_first
@@ -199,20 +190,20 @@ const entryFirst = `SELECT MIN(CAST(g.kind AS TEXT) || g.key) FROM feed_servers 
 
 // finish redoes entry_first for the cards whose records changed: the
 // first record of each card's entry.
-func (f *feedTx) finish(ctx context.Context) error {
+func (f *feedTx) finish() error {
 	keys := make([]string, 0, len(f.cards))
 	for k := range f.cards {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, card := range keys {
-		res, err := f.exec(ctx, `UPDATE feed_servers SET entry_first = (`+entryFirst+`)
+		res, err := f.tx.exec(`UPDATE feed_servers SET entry_first = (`+entryFirst+`)
 			WHERE card_key = ? AND removed_at IS NULL AND entry_first <> (`+entryFirst+`)`, card, card, card)
 		if err != nil {
 			return fmt.Errorf("feed entry of %s: %w", card, err)
 		}
 		if n, _ := res.RowsAffected(); n > 0 {
-			if _, err := f.bump(ctx); err != nil {
+			if _, err := f.bump(); err != nil {
 				return err
 			}
 		}
@@ -235,12 +226,12 @@ func cmpString(a, b string) int {
 // record. A decision never changes a record's meaning, and every remote
 // gets one on every run, so this is one targeted update rather than a
 // recomputation (compute reads the same latest decision).
-func (db *DB) feedAfterDecision(ctx context.Context, tx *sql.Tx, now string, d ProbeDecision) error {
+func feedAfterDecision(tx *txw, now string, d ProbeDecision) error {
 	if d.RemoteNorm == "" {
 		return nil
 	}
-	f := newFeedTx(db, tx, now)
-	res, err := f.exec(ctx, `UPDATE feed_servers SET decision = ?, decision_reason = ?
+	f := newFeedTx(tx, now)
+	res, err := f.tx.exec(`UPDATE feed_servers SET decision = ?, decision_reason = ?
 		WHERE kind = 0 AND key = ? AND removed_at IS NULL AND (decision <> ? OR decision_reason <> ?)`,
 		d.Decision, d.Reason, d.RemoteNorm, d.Decision, d.Reason)
 	if err != nil {
@@ -249,11 +240,11 @@ func (db *DB) feedAfterDecision(ctx context.Context, tx *sql.Tx, now string, d P
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil
 	}
-	seq, err := f.bump(ctx)
+	seq, err := f.bump()
 	if err != nil {
 		return err
 	}
-	if _, err := f.exec(ctx, `UPDATE feed_servers SET seq = ? WHERE kind = 0 AND key = ?`, seq, d.RemoteNorm); err != nil {
+	if _, err := f.tx.exec(`UPDATE feed_servers SET seq = ? WHERE kind = 0 AND key = ?`, seq, d.RemoteNorm); err != nil {
 		return fmt.Errorf("feed record %s: %w", d.RemoteNorm, err)
 	}
 	return nil
@@ -261,27 +252,27 @@ func (db *DB) feedAfterDecision(ctx context.Context, tx *sql.Tx, now string, d P
 
 // feedAfterProbe brings an endpoint's record up to date after a probe was
 // recorded.
-func (db *DB) feedAfterProbe(ctx context.Context, tx *sql.Tx, now, remoteNorm string) error {
+func feedAfterProbe(tx *txw, now, remoteNorm string) error {
 	if remoteNorm == "" {
 		return nil
 	}
-	f := newFeedTx(db, tx, now)
-	if err := f.refresh(ctx, feedKey{kindEndpoint, remoteNorm}, false, RemovedNotListed); err != nil {
+	f := newFeedTx(tx, now)
+	if err := f.refresh(feedKey{kindEndpoint, remoteNorm}, false, RemovedNotListed); err != nil {
 		return err
 	}
-	return f.finish(ctx)
+	return f.finish()
 }
 
 // refresh recomputes one record from the crawl's tables and writes it if
 // anything changed: updated_at moves when its meaning changed (or its
 // listing chain did, listingChanged), and a record no longer listed becomes
 // a tombstone with reason.
-func (f *feedTx) refresh(ctx context.Context, k feedKey, listingChanged bool, reason string) error {
-	now, live, err := f.compute(ctx, k)
+func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
+	now, live, err := f.compute(k)
 	if err != nil {
 		return err
 	}
-	old, oldLive, exists, err := f.stored(ctx, k)
+	old, oldLive, exists, err := f.stored(k)
 	if err != nil {
 		return err
 	}
@@ -295,11 +286,11 @@ func (f *feedTx) refresh(ctx context.Context, k feedKey, listingChanged bool, re
 	case !live && (!exists || !oldLive):
 		return nil
 	case !live:
-		seq, err := f.bump(ctx)
+		seq, err := f.bump()
 		if err != nil {
 			return err
 		}
-		if _, err := f.exec(ctx, `UPDATE feed_servers SET removed_at = ?, removed_reason = ?, updated_at = ?, seq = ?,
+		if _, err := f.tx.exec(`UPDATE feed_servers SET removed_at = ?, removed_reason = ?, updated_at = ?, seq = ?,
 			entry_first = '' WHERE kind = ? AND key = ?`, f.now, reason, f.now, seq, k.kind, k.key); err != nil {
 			return fmt.Errorf("remove feed record %s: %w", k.key, err)
 		}
@@ -307,7 +298,7 @@ func (f *feedTx) refresh(ctx context.Context, k feedKey, listingChanged bool, re
 	case exists && oldLive && old == now && !listingChanged:
 		return nil
 	}
-	seq, err := f.bump(ctx)
+	seq, err := f.bump()
 	if err != nil {
 		return err
 	}
@@ -315,7 +306,7 @@ func (f *feedTx) refresh(ctx context.Context, k feedKey, listingChanged bool, re
 	// about keeps updated_at.
 	keep := exists && oldLive && old.meaning == now.meaning && !listingChanged
 	m := now.meaning
-	_, err = f.exec(ctx, `INSERT INTO feed_servers (kind, key, endpoint, transport, templated, card_key, card_url,
+	_, err = f.tx.exec(`INSERT INTO feed_servers (kind, key, endpoint, transport, templated, card_key, card_url,
 		card_inline, card_sha256, name, title, version, description, website_url, repository, grade, findings, first_seen,
 		last_seen, probe_outcome, probed_at, probe_transport, probe_protocol, probe_server_name, probe_server_version,
 		probe_tool_count, probe_partial, decision, decision_reason, updated_at, removed_at, removed_reason, seq)
@@ -331,13 +322,13 @@ func (f *feedTx) refresh(ctx context.Context, k feedKey, listingChanged bool, re
 		  probe_server_name = excluded.probe_server_name, probe_server_version = excluded.probe_server_version,
 		  probe_tool_count = excluded.probe_tool_count, probe_partial = excluded.probe_partial,
 		  decision = excluded.decision, decision_reason = excluded.decision_reason,
-		  updated_at = CASE WHEN ? = 1 THEN feed_servers.updated_at ELSE excluded.updated_at END,
+		  updated_at = CASE WHEN ? THEN feed_servers.updated_at ELSE excluded.updated_at END,
 		  removed_at = NULL, removed_reason = '', seq = excluded.seq`,
-		k.kind, k.key, m.endpoint, m.transport, boolInt(m.templated), m.cardKey, m.cardURL, boolInt(m.cardInline),
+		k.kind, k.key, m.endpoint, m.transport, m.templated, m.cardKey, m.cardURL, m.cardInline,
 		m.cardSHA, m.name, m.title, m.version, m.description, m.website, m.repo, m.grade, m.findings, now.firstSeen,
 		now.lastSeen, m.probeOutcome, now.probedAt, m.probeTransport, m.probeProtocol, m.probeServerName,
-		m.probeServerVersion, m.probeTools, boolInt(m.probePartial), now.decision, now.decisionReason,
-		f.now, seq, boolInt(keep))
+		m.probeServerVersion, m.probeTools, m.probePartial, now.decision, now.decisionReason,
+		f.now, seq, keep)
 	if err != nil {
 		return fmt.Errorf("write feed record %s: %w", k.key, err)
 	}
@@ -351,7 +342,7 @@ const bestCardOrder = `CASE c.grade WHEN 'near_conformant' THEN 1 WHEN 'non_conf
 
 // compute builds the record as the crawl's tables say it is now; live is
 // false when nothing lists it.
-func (f *feedTx) compute(ctx context.Context, k feedKey) (feedRow, bool, error) {
+func (f *feedTx) compute(k feedKey) (feedRow, bool, error) {
 	var r feedRow
 	m := &r.meaning
 	var findings, cardJSON sql.NullString
@@ -360,12 +351,12 @@ func (f *feedTx) compute(ctx context.Context, k feedKey) (feedRow, bool, error) 
 		// The endpoint, its best card, its latest probe and decision: one
 		// query, as this runs for every record a crawl touches.
 		var result string
-		err = f.row(ctx, `SELECT r.url, r.type, r.templated, r.first_seen, r.last_seen,
+		err = f.tx.queryRow(`SELECT r.url, r.type, r.templated, r.first_seen, r.last_seen,
 			c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version, c.description, c.website_url, c.grade,
 			c.findings, COALESCE(p.outcome, ''), COALESCE(p.probed_at, ''), COALESCE(p.transport, ''),
 			COALESCE(p.protocol, ''), COALESCE(p.server_name, ''), COALESCE(p.server_version, ''), p.tool_count,
 			COALESCE(p.result, ''), COALESCE(d.decision, ''), COALESCE(d.reason, '')
-			FROM remotes r JOIN listings l ON l.remote_norm = r.url_norm AND l.active = 1
+			FROM remotes r JOIN listings l ON l.remote_norm = r.url_norm AND l.active = TRUE
 			JOIN cards c ON c.key = l.card_key
 			LEFT JOIN probes p ON p.id = (SELECT MAX(id) FROM probes WHERE remote_norm = r.url_norm)
 			LEFT JOIN probe_decisions d ON d.id = (SELECT MAX(id) FROM probe_decisions WHERE remote_norm = r.url_norm)
@@ -376,10 +367,10 @@ func (f *feedTx) compute(ctx context.Context, k feedKey) (feedRow, bool, error) 
 			&r.decisionReason)
 		m.probePartial = partial(result)
 	} else {
-		err = f.row(ctx, `SELECT c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version,
+		err = f.tx.queryRow(`SELECT c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version,
 			c.description, c.website_url, c.grade, c.findings, c.first_seen, c.last_seen
 			FROM cards c WHERE c.key = ? AND EXISTS (SELECT 1 FROM listings l
-			  WHERE l.card_key = c.key AND l.remote_norm = '' AND l.active = 1)`, k.key).Scan(&m.cardKey, &m.cardURL,
+			  WHERE l.card_key = c.key AND l.remote_norm = '' AND l.active = TRUE)`, k.key).Scan(&m.cardKey, &m.cardURL,
 			&m.cardInline, &m.cardSHA, &m.name, &m.title, &m.version, &m.description, &m.website, &m.grade, &findings,
 			&r.firstSeen, &r.lastSeen)
 	}
@@ -393,7 +384,7 @@ func (f *feedTx) compute(ctx context.Context, k feedKey) (feedRow, bool, error) 
 	repoKey := m.cardKey + "\x00" + m.cardSHA
 	repo, ok := f.repos[repoKey]
 	if !ok {
-		if err := f.row(ctx, `SELECT json FROM cards WHERE key = ?`, m.cardKey).Scan(&cardJSON); err != nil {
+		if err := f.tx.queryRow(`SELECT json FROM cards WHERE key = ?`, m.cardKey).Scan(&cardJSON); err != nil {
 			return r, false, fmt.Errorf("card %s: %w", m.cardKey, err)
 		}
 		repo = repositoryJSON(cardJSON.String)
@@ -404,10 +395,10 @@ func (f *feedTx) compute(ctx context.Context, k feedKey) (feedRow, bool, error) 
 }
 
 // stored reads the record as feed_servers holds it.
-func (f *feedTx) stored(ctx context.Context, k feedKey) (r feedRow, live, exists bool, err error) {
+func (f *feedTx) stored(k feedKey) (r feedRow, live, exists bool, err error) {
 	m := &r.meaning
 	var removed sql.NullString
-	err = f.row(ctx, `SELECT endpoint, transport, templated, card_key, card_url, card_inline, card_sha256,
+	err = f.tx.queryRow(`SELECT endpoint, transport, templated, card_key, card_url, card_inline, card_sha256,
 		name, title, version, description, website_url, repository, grade, findings, first_seen, last_seen, probe_outcome,
 		probed_at, probe_transport, probe_protocol, probe_server_name, probe_server_version, probe_tool_count,
 		probe_partial, decision, decision_reason, removed_at FROM feed_servers WHERE kind = ? AND key = ?`, k.kind, k.key).
@@ -481,119 +472,33 @@ func buildFeed(ctx context.Context, db *DB, tx *sql.Tx, now string) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state (id, db_id, seq) VALUES (1, ?, 0)`, hex.EncodeToString(id[:])); err != nil {
 		return fmt.Errorf("feed state: %w", err)
 	}
-	f := newFeedTx(db, tx, now)
+	f := newFeedTx(&txw{ctx: ctx, tx: tx, stmts: &db.stmts}, now)
 	for _, kind := range []int{kindEndpoint, kindCard} {
-		query := `SELECT DISTINCT remote_norm FROM listings WHERE active = 1 AND remote_norm <> '' AND remote_norm > ?
+		query := `SELECT DISTINCT remote_norm FROM listings WHERE active = TRUE AND remote_norm <> '' AND remote_norm > ?
 			ORDER BY remote_norm LIMIT ?`
 		if kind == kindCard {
-			query = `SELECT DISTINCT card_key FROM listings WHERE active = 1 AND remote_norm = '' AND card_key > ?
+			query = `SELECT DISTINCT card_key FROM listings WHERE active = TRUE AND remote_norm = '' AND card_key > ?
 				ORDER BY card_key LIMIT ?`
 		}
 		err := eachPage(feedPage, func(after string) ([]string, error) {
 			return collect(ctx, tx, scanString, query, after, feedPage)
 		}, func(k string) string { return k }, func(k string) error {
-			if err := f.refresh(ctx, feedKey{kind, k}, false, RemovedNotListed); err != nil {
+			if err := f.refresh(feedKey{kind, k}, false, RemovedNotListed); err != nil {
 				return err
 			}
 			if len(f.cards) >= feedPage {
 				clear(f.repos)
-				return f.finish(ctx)
+				return f.finish()
 			}
 			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("build the feed: %w", err)
 		}
-		if err := f.finish(ctx); err != nil {
+		if err := f.finish(); err != nil {
 			return err
 		}
 		clear(f.repos)
 	}
 	return nil
-}
-
-// inTx runs fn in one write transaction, with the store's clock reading.
-func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx, now string) error) error {
-	if err := db.prepareWanted(ctx); err != nil {
-		return err
-	}
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := fn(tx, db.Now()); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-// stmtCache keeps prepared statements: SQLite otherwise parses a statement
-// on every use, which was a third of the read model's upkeep during a
-// crawl. A statement cannot be prepared inside a transaction on the one
-// connection, so a query first runs unprepared and is prepared before the
-// next transaction begins (prepareWanted).
-type stmtCache struct {
-	mu   sync.Mutex
-	m    map[string]*sql.Stmt
-	want map[string]bool
-}
-
-// cachedStmt returns query's prepared statement, or nil after noting that
-// it is wanted.
-func (db *DB) cachedStmt(query string) *sql.Stmt {
-	db.stmts.mu.Lock()
-	defer db.stmts.mu.Unlock()
-	if st := db.stmts.m[query]; st != nil {
-		return st
-	}
-	if db.stmts.want == nil {
-		db.stmts.want = map[string]bool{}
-	}
-	db.stmts.want[query] = true
-	return nil
-}
-
-// prepareWanted prepares the statements transactions asked for; call it
-// outside any transaction.
-func (db *DB) prepareWanted(ctx context.Context) error {
-	db.stmts.mu.Lock()
-	var todo []string
-	for q := range db.stmts.want {
-		todo = append(todo, q)
-	}
-	clear(db.stmts.want)
-	db.stmts.mu.Unlock()
-	for _, q := range todo {
-		st, err := db.sql.PrepareContext(ctx, q)
-		if err != nil {
-			return fmt.Errorf("prepare: %w", err)
-		}
-		db.stmts.mu.Lock()
-		if db.stmts.m == nil {
-			db.stmts.m = map[string]*sql.Stmt{}
-		}
-		if old := db.stmts.m[q]; old != nil {
-			old.Close()
-		}
-		db.stmts.m[q] = st
-		db.stmts.mu.Unlock()
-	}
-	return nil
-}
-
-// row runs a one-row query in the transaction, prepared when it can be.
-func (f *feedTx) row(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := f.db.cachedStmt(query); st != nil {
-		return f.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
-	}
-	return f.tx.QueryRowContext(ctx, query, args...)
-}
-
-// exec runs a statement in the transaction, prepared when it can be.
-func (f *feedTx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := f.db.cachedStmt(query); st != nil {
-		return f.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-	}
-	return f.tx.ExecContext(ctx, query, args...)
 }

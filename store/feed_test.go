@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -20,6 +19,7 @@ type view struct {
 	Findings                                                 []string
 	FirstSeen, LastSeen, Probe, Decision                     string
 	Listings                                                 []store.Listing
+	Category                                                 string // category (source); "" when none
 }
 
 func fromServers(t *testing.T, db *store.DB) []view {
@@ -32,14 +32,15 @@ func fromServers(t *testing.T, db *store.DB) []view {
 	for _, s := range ss {
 		v := view{Norm: s.EndpointNorm, Endpoint: s.Endpoint, Transport: s.Transport, CardKey: s.Card.Key, Name: s.Card.Name,
 			Version: s.Card.Version, Grade: s.Card.Grade, FirstSeen: s.FirstSeen, LastSeen: s.LastSeen, Listings: s.Listings}
-		var fs []struct{ Code string }
-		_ = json.Unmarshal([]byte(s.Card.Findings), &fs)
 		v.Findings = []string{}
-		for _, f := range fs {
+		for _, f := range s.Card.Findings {
 			v.Findings = append(v.Findings, f.Code)
 		}
 		slices.Sort(v.Findings)
 		v.Findings = slices.Compact(v.Findings)
+		if c := s.Category; c != nil && c.Category != "" {
+			v.Category = c.Category + " (" + c.Source + ")"
+		}
 		if s.Probe != nil {
 			v.Probe = s.Probe.Outcome + s.Probe.ProbedAt
 		}
@@ -63,6 +64,9 @@ func fromReadModel(t *testing.T, db *store.DB) []view {
 		}
 		if s.Decision != nil {
 			v.Decision = s.Decision.Decision + ":" + s.Decision.Reason
+		}
+		if s.Category != "" {
+			v.Category = s.Category + " (" + s.CategorySource + ")"
 		}
 		out = append(out, v)
 		return nil
@@ -216,5 +220,43 @@ func TestMigrationBuildsTheReadModel(t *testing.T) {
 	}
 	if _, err := db.FeedVersion(ctx); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestFeedCategoryFilter: the read model carries each record's stored
+// category, and FeedQuery keeps one category, or the records without one,
+// so that the two walks split the feed.
+func TestFeedCategoryFilter(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "x.db"), time.Now)
+	if err := feedtest.Fill(ctx, db, feedtest.Options{Domains: 23, RunID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	walk := func(q store.FeedQuery) map[string]string {
+		out := map[string]string{}
+		if err := db.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
+			out[s.EndpointNorm+" "+s.CardKey] = s.Category + "/" + s.CategorySource
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	all, travel, none := walk(store.FeedQuery{}), walk(store.FeedQuery{Category: "travel"}), walk(store.FeedQuery{NoCategory: true})
+	if len(travel) == 0 || len(none) == 0 || len(travel)+len(none) != len(all) {
+		t.Fatalf("%d travel + %d without != %d records", len(travel), len(none), len(all))
+	}
+	for k, c := range all {
+		want := none
+		if c != "/" {
+			want = travel
+		}
+		if want[k] != c {
+			t.Errorf("%s (%s) not in its walk", k, c)
+		}
+	}
+	if travel["https://mcp.d000002.example/a https://d000002.example/card-a.json"] != "travel/name" ||
+		travel[" https://d000014.example/card-a.json"] != "travel/description" {
+		t.Errorf("travel walk: %v", travel)
 	}
 }

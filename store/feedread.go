@@ -46,6 +46,11 @@ type FeedServer struct {
 	// Listings is its listing chain, read from listings by join.
 	Listings []Listing
 
+	// Category is its stored category ("" when none was computed or no
+	// rule matched) and CategorySource where it came from (name,
+	// description, tools); read from server_categories by join.
+	Category, CategorySource string
+
 	kind       int
 	entryFirst string
 }
@@ -61,6 +66,10 @@ type FeedQuery struct {
 	Since string
 	// Search keeps records whose name contains it, case-insensitively.
 	Search string
+	// Category keeps records of this category; with NoCategory, those
+	// without one instead.
+	Category   string
+	NoCategory bool
 	// After continues a walk after the record a cursor names.
 	After FeedCursor
 	// Limit stops after this many records; 0 reads them all.
@@ -90,7 +99,14 @@ const feedColumns = `f.kind, f.key, f.endpoint, f.transport, f.templated, f.card
 	f.card_sha256, f.name, f.title, f.version, f.description, f.website_url, f.repository, f.grade, f.findings,
 	f.first_seen, f.last_seen, f.probe_outcome, f.probed_at, f.probe_transport, f.probe_protocol, f.probe_server_name,
 	f.probe_server_version, f.probe_tool_count, f.probe_partial, f.decision, f.decision_reason, f.updated_at,
-	f.removed_at, f.removed_reason, f.entry_first`
+	f.removed_at, f.removed_reason, f.entry_first, COALESCE(sc.category, ''), COALESCE(sc.source, '')`
+
+// feedFrom is the read model with each record's category, kept by the
+// category recompute in server_categories and joined on its primary key
+// (a card that declares no remote is kind 'card', subject its key).
+const feedFrom = `feed_servers f LEFT JOIN server_categories sc
+	ON sc.kind = CASE WHEN f.kind = 0 THEN '` + KindEndpoint + `' ELSE '` + KindCard + `' END
+	AND sc.registry = '' AND sc.subject = f.key`
 
 func scanFeedServer(rows *sql.Rows) (FeedServer, error) {
 	var s FeedServer
@@ -101,7 +117,8 @@ func scanFeedServer(rows *sql.Rows) (FeedServer, error) {
 	err := rows.Scan(&s.kind, &key, &s.Endpoint, &s.Transport, &s.Templated, &s.CardKey, &s.CardURL, &s.CardInline,
 		&s.CardSHA256, &s.Name, &s.Title, &s.Version, &s.Description, &s.WebsiteURL, &s.Repository, &s.Grade, &findings,
 		&s.FirstSeen, &s.LastSeen, &outcome, &probedAt, &p.Transport, &p.Protocol, &p.ServerName, &p.ServerVersion,
-		&tools, &p.Partial, &decision, &reason, &s.UpdatedAt, &removed, &s.RemovedReason, &s.entryFirst)
+		&tools, &p.Partial, &decision, &reason, &s.UpdatedAt, &removed, &s.RemovedReason, &s.entryFirst, &s.Category,
+		&s.CategorySource)
 	if err != nil {
 		return s, err
 	}
@@ -140,6 +157,13 @@ func (q FeedQuery) where() (string, []any) {
 	if q.Search != "" {
 		conds = append(conds, `lower(f.name) LIKE lower(?) ESCAPE '\'`)
 		args = append(args, "%"+likeEscape(q.Search)+"%")
+	}
+	switch {
+	case q.NoCategory:
+		conds = append(conds, "COALESCE(sc.category, '') = ''")
+	case q.Category != "":
+		conds = append(conds, "sc.category = ?")
+		args = append(args, q.Category)
 	}
 	return strings.Join(conds, " AND "), args
 }
@@ -180,7 +204,7 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 			}
 			where, args := q.where()
 			args = append([]any{after.Kind, after.Key}, args...)
-			page, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM feed_servers f
+			page, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
 				WHERE (f.kind, f.key) > (?, ?) AND `+where+` ORDER BY f.kind, f.key LIMIT ?`, append(args, size)...)
 			if err != nil {
 				return nil, fmt.Errorf("read the feed: %w", err)
@@ -281,7 +305,7 @@ func (db *DB) EachFeedEntry(ctx context.Context, fn func(*FeedEntry) error) erro
 			key   string
 		}
 		err = eachPage(feedReadPage, func(after key) ([]FeedServer, error) {
-			page, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM feed_servers f
+			page, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
 				WHERE f.removed_at IS NULL AND (f.entry_first, f.kind, f.key) > (?, ?, ?)
 				ORDER BY f.entry_first, f.kind, f.key LIMIT ?`, after.first, after.kind, after.key, feedReadPage)
 			if err != nil {
@@ -373,7 +397,7 @@ func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntr
 			conds = append(conds, `lower(f.name) LIKE lower(?) ESCAPE '\'`)
 			args = append(args, "%"+likeEscape(q.Search)+"%")
 		}
-		keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM feed_servers f WHERE `+
+		keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM `+feedFrom+` WHERE `+
 			strings.Join(conds, " AND ")+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
 		if err != nil {
 			return fmt.Errorf("read the feed: %w", err)
@@ -398,7 +422,7 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 	for i, k := range keys {
 		args[i] = k
 	}
-	recs, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM feed_servers f
+	recs, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
 		WHERE f.card_key IN (`+placeholders(len(keys))+`) ORDER BY f.card_key, f.kind, f.key`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read the feed: %w", err)
@@ -452,7 +476,7 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 func (db *DB) FeedEntriesNamed(ctx context.Context, name string) ([]FeedEntry, error) {
 	var out []FeedEntry
 	err := db.readFeed(ctx, func(tx *sql.Tx) error {
-		keys, err := collect(ctx, tx, scanString, `SELECT f.card_key FROM feed_servers f
+		keys, err := collect(ctx, tx, scanString, `SELECT f.card_key FROM `+feedFrom+`
 			WHERE f.name = ? AND f.removed_at IS NULL GROUP BY f.card_key ORDER BY MIN(f.entry_first), f.card_key`, name)
 		if err != nil {
 			return fmt.Errorf("read the feed: %w", err)
@@ -485,7 +509,7 @@ func (db *DB) CountFeedServers(ctx context.Context, q FeedQuery) (int, error) {
 		where = "f.entry_first > ''"
 	}
 	var n int
-	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM feed_servers f WHERE `+where, args...).Scan(&n); err != nil {
+	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+feedFrom+` WHERE `+where, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count the feed: %w", err)
 	}
 	return n, nil

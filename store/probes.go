@@ -34,18 +34,26 @@ type ProbeDecision struct {
 	URL        string
 	Decision   string // probe, skip
 	Reason     string
+	// DeclaredBy says who declared the endpoint: "card:" and the card key,
+	// or "registry:" and name@version.
+	DeclaredBy string
 }
 
 // AddProbeDecision appends a decision.
 func (db *DB) AddProbeDecision(ctx context.Context, d ProbeDecision) error {
-	return db.inTx(ctx, func(tx *sql.Tx, now string) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason)
-		VALUES (?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason)
+	now := db.Now()
+	err := db.write(func(tx *txw) error {
+		_, err := tx.exec(`INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason, d.DeclaredBy)
 		if err != nil {
-			return fmt.Errorf("add probe decision for %s: %w", d.URL, err)
+			return err
 		}
-		return db.feedAfterDecision(ctx, tx, now, d)
+		return feedAfterDecision(tx, now, d)
 	})
+	if err != nil {
+		return fmt.Errorf("add probe decision for %s: %w", d.URL, err)
+	}
+	return nil
 }
 
 // AddProbe appends a probe result.
@@ -58,15 +66,16 @@ func (db *DB) AddProbe(ctx context.Context, runID int64, p ProbeRow) error {
 	if t, err := time.Parse(time.RFC3339Nano, p.ProbedAt); err == nil {
 		probedAt = ts(t)
 	}
-	return db.inTx(ctx, func(tx *sql.Tx, now string) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO probes (run_id, remote_norm, url, probed_at, outcome, transport, protocol,
+	now := db.Now()
+	return db.write(func(tx *txw) error {
+		_, err := tx.exec(`INSERT INTO probes (run_id, remote_norm, url, probed_at, outcome, transport, protocol,
 		server_name, server_version, tool_count, card_sha256, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			runID, p.RemoteNorm, p.URL, probedAt, p.Outcome, p.Transport, p.Protocol, p.ServerName, p.ServerVersion,
 			tools, p.CardSHA256, p.Result)
 		if err != nil {
 			return fmt.Errorf("add probe for %s: %w", p.URL, err)
 		}
-		return db.feedAfterProbe(ctx, tx, now, p.RemoteNorm)
+		return feedAfterProbe(tx, now, p.RemoteNorm)
 	})
 }
 
@@ -158,7 +167,7 @@ func (db *DB) latestDecisions(ctx context.Context) (map[string]ProbeDecision, er
 // endpoint, so a remote several domains list is decided once per run.
 func (db *DB) DecidedInRun(ctx context.Context, runID int64, remoteNorm string) (bool, error) {
 	var one int
-	err := db.sql.QueryRowContext(ctx, `SELECT 1 FROM probe_decisions WHERE run_id = ? AND remote_norm = ? LIMIT 1`,
+	err := db.queryRow(ctx, `SELECT 1 FROM probe_decisions WHERE run_id = ? AND remote_norm = ? LIMIT 1`,
 		runID, remoteNorm).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
@@ -174,8 +183,12 @@ func (db *DB) DecidedInRun(ctx context.Context, runID int64, remoteNorm string) 
 // probe was made against has not changed, whichever domain lists it.
 func (db *DB) StillDeclared(ctx context.Context, remoteNorm, cardSHA string) (bool, error) {
 	var one int
+	// A Registry entry declaring it is as good as a card: the probe
+	// remembers the hash of whichever document it followed.
 	err := db.sql.QueryRowContext(ctx, `SELECT 1 FROM listings l JOIN cards c ON c.key = l.card_key
-		WHERE l.remote_norm = ? AND l.active = 1 AND c.sha256 = ? LIMIT 1`, remoteNorm, cardSHA).Scan(&one)
+		WHERE l.remote_norm = ? AND l.active = TRUE AND c.sha256 = ?
+		UNION ALL SELECT 1 FROM registry_remotes rr WHERE rr.url_norm = ? AND rr.entry_sha256 = ? LIMIT 1`,
+		remoteNorm, cardSHA, remoteNorm, cardSHA).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -225,7 +238,7 @@ func (db *DB) PendingProbes(ctx context.Context, domain string, fn func(PendingR
 			return p, err
 		}, `SELECT DISTINCT r.url_norm, r.json, c.key, c.sha256, c.name, c.version
 		FROM domains d
-		JOIN listings l ON l.domain = d.domain AND l.active = 1
+		JOIN listings l ON l.domain = d.domain AND l.active = TRUE
 		JOIN remotes r ON r.url_norm = l.remote_norm
 		JOIN cards c ON c.key = l.card_key
 		WHERE d.domain = ? AND (l.remote_norm, l.card_key) > (?, ?)
@@ -247,7 +260,7 @@ func (db *DB) UnsettledRuns(ctx context.Context) ([]int64, error) {
 		var id int64
 		err := rows.Scan(&id)
 		return id, err
-	}, `SELECT id FROM runs WHERE status NOT IN (?, ?) AND settled = 0 ORDER BY id`, RunRunning, RunDone)
+	}, `SELECT id FROM runs WHERE status NOT IN (?, ?) AND settled = FALSE ORDER BY id`, RunRunning, RunDone)
 	if err != nil {
 		return nil, fmt.Errorf("stopped runs: %w", err)
 	}
@@ -256,7 +269,7 @@ func (db *DB) UnsettledRuns(ctx context.Context) ([]int64, error) {
 
 // SettleRun records that a stopped run's leftovers are finished.
 func (db *DB) SettleRun(ctx context.Context, runID int64) error {
-	if _, err := db.sql.ExecContext(ctx, `UPDATE runs SET settled = 1 WHERE id = ?`, runID); err != nil {
+	if _, err := db.sql.ExecContext(ctx, `UPDATE runs SET settled = TRUE WHERE id = ?`, runID); err != nil {
 		return fmt.Errorf("settle run %d: %w", runID, err)
 	}
 	return nil
@@ -270,7 +283,7 @@ func (db *DB) PendingProbeDomains(ctx context.Context, runID int64, fn func(doma
 	return eachPage(pendingPage, func(after string) ([]string, error) {
 		page, err := collect(ctx, db.sql, scanString, `SELECT d.domain FROM domains d
 			WHERE d.last_run_id = ? AND d.domain > ?
-			  AND EXISTS (SELECT 1 FROM listings l WHERE l.domain = d.domain AND l.active = 1 AND l.remote_norm <> ''
+			  AND EXISTS (SELECT 1 FROM listings l WHERE l.domain = d.domain AND l.active = TRUE AND l.remote_norm <> ''
 			              AND `+pendingRemote+`)
 			ORDER BY d.domain LIMIT ?`, runID, after, pendingPage)
 		if err != nil {

@@ -38,7 +38,7 @@ func (db *DB) listedCardPage(ctx context.Context, after string) ([]ReconcileCard
 		err := rows.Scan(&c.Key, &c.JSON)
 		return c, err
 	}, `SELECT c.key, c.json FROM cards c
-		WHERE c.key > ? AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1)
+		WHERE c.key > ? AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = TRUE)
 		ORDER BY c.key LIMIT ?`, after, cardPage)
 	if err != nil {
 		return nil, fmt.Errorf("read cards: %w", err)
@@ -51,7 +51,7 @@ func (db *DB) listedCardPage(ctx context.Context, after string) ([]ReconcileCard
 		index[c.Key] = i
 	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT DISTINCT card_key, domain FROM listings
-		WHERE active = 1 AND card_key >= ? AND card_key <= ? ORDER BY card_key, domain`, cards[0].Key, cards[len(cards)-1].Key)
+		WHERE active = TRUE AND card_key >= ? AND card_key <= ? ORDER BY card_key, domain`, cards[0].Key, cards[len(cards)-1].Key)
 	if err != nil {
 		return nil, fmt.Errorf("read listings: %w", err)
 	}
@@ -88,11 +88,20 @@ type ReconcileRow struct {
 	ComputedAt string
 }
 
-// ReconcileWriter stores one reconciliation as it is computed: rows go to
-// a staging table in batches, and Commit swaps them in as the whole result
-// in one short transaction, so readers see either the old or the new
-// reconciliation, never a mix, and the writer never holds all the rows.
-type ReconcileWriter struct {
+// ReconcileWriter stores one reconciliation as it is computed: Add queues
+// rows, Commit replaces the stored reconciliation with them as a whole (a
+// reader sees either the old or the new one, never a mix), Abort drops
+// them. Every backend returns one from NewReconcileWriter.
+type ReconcileWriter interface {
+	Add(ctx context.Context, r ReconcileRow) error
+	Commit(ctx context.Context) error
+	Abort(ctx context.Context)
+}
+
+// reconcileWriter is SQLite's ReconcileWriter: rows go to a staging table
+// in batches, and Commit swaps them in in one short transaction, so the
+// writer never holds all the rows.
+type reconcileWriter struct {
 	db    *DB
 	token string
 	batch []ReconcileRow
@@ -107,7 +116,7 @@ const reconcileBatch = 500
 const staleStaging = time.Hour
 
 // NewReconcileWriter starts storing a reconciliation.
-func (db *DB) NewReconcileWriter(ctx context.Context) (*ReconcileWriter, error) {
+func (db *DB) NewReconcileWriter(ctx context.Context) (ReconcileWriter, error) {
 	var tok [16]byte
 	if _, err := rand.Read(tok[:]); err != nil {
 		return nil, fmt.Errorf("save reconciliation: %w", err)
@@ -117,11 +126,11 @@ func (db *DB) NewReconcileWriter(ctx context.Context) (*ReconcileWriter, error) 
 		ts(db.now().Add(-staleStaging))); err != nil {
 		return nil, fmt.Errorf("save reconciliation: %w", err)
 	}
-	return &ReconcileWriter{db: db, token: hex.EncodeToString(tok[:])}, nil
+	return &reconcileWriter{db: db, token: hex.EncodeToString(tok[:])}, nil
 }
 
 // Add queues a row, writing a batch to the staging table when one is full.
-func (w *ReconcileWriter) Add(ctx context.Context, r ReconcileRow) error {
+func (w *reconcileWriter) Add(ctx context.Context, r ReconcileRow) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -132,7 +141,7 @@ func (w *ReconcileWriter) Add(ctx context.Context, r ReconcileRow) error {
 	return w.err
 }
 
-func (w *ReconcileWriter) flush(ctx context.Context) error {
+func (w *reconcileWriter) flush(ctx context.Context) error {
 	if len(w.batch) == 0 {
 		return nil
 	}
@@ -166,7 +175,7 @@ func (w *ReconcileWriter) flush(ctx context.Context) error {
 
 // Commit writes what is queued and replaces the stored reconciliation with
 // this one, in one transaction.
-func (w *ReconcileWriter) Commit(ctx context.Context) error {
+func (w *reconcileWriter) Commit(ctx context.Context) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -197,7 +206,7 @@ FROM reconcile_staging WHERE token = ? ORDER BY id`, w.db.Now(), w.token); err !
 }
 
 // Abort drops what this writer staged; the stored reconciliation stays.
-func (w *ReconcileWriter) Abort(ctx context.Context) {
+func (w *reconcileWriter) Abort(ctx context.Context) {
 	_, _ = w.db.sql.ExecContext(ctx, `DELETE FROM reconcile_staging WHERE token = ?`, w.token)
 }
 
@@ -220,10 +229,12 @@ func (db *DB) ReplaceReconcile(ctx context.Context, rows []ReconcileRow) error {
 	return nil
 }
 
+const reconcileResultsQuery = `SELECT kind, card_key, card_name, source, name, version, status, basis, detail,
+  diffs, computed_at FROM reconcile_results ORDER BY id`
+
 // ReconcileResults returns the stored reconciliation in insertion order.
 func (db *DB) ReconcileResults(ctx context.Context) ([]ReconcileRow, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT kind, card_key, card_name, source, name, version, status, basis, detail,
-  diffs, computed_at FROM reconcile_results ORDER BY id`)
+	rows, err := db.sql.QueryContext(ctx, reconcileResultsQuery)
 	if err != nil {
 		return nil, fmt.Errorf("read reconciliation: %w", err)
 	}
@@ -283,7 +294,7 @@ func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, sweep str
 		if r.Result == "" {
 			r.Result = "{}"
 		}
-		if _, err := stmt.ExecContext(ctx, r.Namespace, r.Kind, r.Domain, r.Method, r.Result, r.CheckedAt, sweep); err != nil {
+		if _, err := stmt.ExecContext(ctx, r.Namespace, r.Kind, r.Domain, r.Method, r.Result, normTime(r.CheckedAt), sweep); err != nil {
 			return fmt.Errorf("save namespace %s: %w", r.Namespace, err)
 		}
 	}
@@ -293,30 +304,37 @@ func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, sweep str
 	return nil
 }
 
-// NamespaceSweep replaces the namespace list without holding it: rows are
-// saved in batches as they are computed, each stamped with the sweep's
-// start, and Finish removes the rows this sweep did not name. Rows are
-// independent, so a reader between batches sees each one whole; two sweeps
-// at once keep every row the later one names (a row keeps its latest stamp).
-type NamespaceSweep struct {
+// NamespaceSweep replaces the namespace list without holding it: Save
+// upserts a batch as SaveNamespaces does, and Finish, called only after a
+// complete pass, removes every namespace no batch of this sweep (or of a
+// later one) named. Rows are independent, so a reader between batches sees
+// each one whole; two sweeps at once keep every row the later one names.
+type NamespaceSweep interface {
+	Save(ctx context.Context, rows []NamespaceRow) error
+	Finish(ctx context.Context) error
+}
+
+// namespaceSweep stamps each row with the sweep's start; Finish deletes
+// the rows stamped earlier.
+type namespaceSweep struct {
 	db    *DB
 	start string
 }
 
 // StartNamespaceSweep begins replacing the namespace list.
-func (db *DB) StartNamespaceSweep() *NamespaceSweep {
-	return &NamespaceSweep{db: db, start: db.Now()}
+func (db *DB) StartNamespaceSweep() NamespaceSweep {
+	return &namespaceSweep{db: db, start: db.Now()}
 }
 
 // Save upserts a batch as SaveNamespaces does.
-func (s *NamespaceSweep) Save(ctx context.Context, rows []NamespaceRow) error {
+func (s *namespaceSweep) Save(ctx context.Context, rows []NamespaceRow) error {
 	return s.db.saveNamespaces(ctx, rows, s.start)
 }
 
 // Finish removes every namespace no batch of this sweep (or of a later
 // one) named: one no card a domain lists and no Registry entry names any
 // more is not a namespace to show. Call it only after a complete pass.
-func (s *NamespaceSweep) Finish(ctx context.Context) error {
+func (s *namespaceSweep) Finish(ctx context.Context) error {
 	if _, err := s.db.sql.ExecContext(ctx, `DELETE FROM namespaces WHERE swept_at < ?`, s.start); err != nil {
 		return fmt.Errorf("remove namespaces no longer named: %w", err)
 	}
@@ -352,12 +370,12 @@ func (db *DB) EachNamedDoc(ctx context.Context, fn func(NamedDoc) error) error {
 	cards := &docStream{next: func(after docKey) ([]namedRow, error) {
 		return db.namedPage(ctx, `SELECT c.name, c.key, '', c.json FROM cards c
 			WHERE (c.name, c.key) > (?, ?)
-			  AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = 1)
+			  AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = TRUE)
 			ORDER BY c.name, c.key LIMIT ?`, after.name, after.key, cardPage)
 	}}
 	entries := &docStream{next: func(after docKey) ([]namedRow, error) {
 		return db.namedPage(ctx, `SELECT name, source, version, server_json FROM registry_entries
-			WHERE is_latest = 1 AND (name, source, version) > (?, ?, ?)
+			WHERE is_latest = TRUE AND (name, source, version) > (?, ?, ?)
 			ORDER BY name, source, version LIMIT ?`, after.name, after.key, after.version, registryPage)
 	}}
 	for {

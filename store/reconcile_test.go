@@ -21,6 +21,8 @@ import (
 func TestListedCardsOnlyActiveListings(t *testing.T) {
 	db := open(t, filepath.Join(t.TempDir(), "r.db"), nil)
 	for _, q := range []string{
+		`INSERT INTO domains (domain, added_at, state) VALUES ('a.example', 'now', 'done'), ('old.example', 'now', 'done'),
+			('gone.example', 'now', 'done')`,
 		`INSERT INTO cards (key, sha256, grade, json, first_seen, last_seen, changed_at) VALUES
 			('https://a.example/card', 'x', 'conformant', '{"name":"com.example/a"}', 'now', 'now', 'now'),
 			('https://gone.example/card', 'x', 'conformant', '{"name":"com.example/gone"}', 'now', 'now', 'now')`,
@@ -93,6 +95,9 @@ func TestEachNamedDocMergesInNameOrder(t *testing.T) {
 	ctx := context.Background()
 	var want []string
 	var entries []store.RegistryEntry
+	if _, err := db.SQL().Exec(`INSERT INTO domains (domain, added_at, state) VALUES ('d.example', 'now', 'done')`); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 300 {
 		card := fmt.Sprintf("com.example.n%03d/card", i)
 		key := "https://c" + strconv.Itoa(i) + ".example/card"

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
 
 // RegistryEntry is one stored server version from a registry. Timestamps are
-// RFC 3339 text as the Registry sent them ("" when absent); JSON columns are
-// text.
+// RFC 3339 text ("" when absent), stored in the store's fixed-width UTC
+// format whatever precision the Registry sent; JSON columns are text.
 type RegistryEntry struct {
 	Source          string
 	Name            string
@@ -25,10 +27,13 @@ type RegistryEntry struct {
 	Schema          string
 	ServerJSON      string
 	Meta            string
-	Findings        string
-	FirstSeen       string
-	LastSeen        string
-	ChangedAt       string
+	Findings        finding.List
+	// JudgedBy is the version of the validator that produced Findings
+	// (registry.RulesVersion).
+	JudgedBy  string
+	FirstSeen string
+	LastSeen  string
+	ChangedAt string
 }
 
 // RegistryVersion is what the local "latest" election looks at: the
@@ -73,8 +78,8 @@ type RegistryWrite struct {
 
 const upsertRegistryEntry = `INSERT INTO registry_entries (source, name, version, status, status_message,
   status_changed_at, published_at, updated_at, reported_latest, is_latest, schema, server_json, meta,
-  findings, first_seen, last_seen, changed_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  findings, first_seen, last_seen, changed_at, judged_by)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (source, name, version) DO UPDATE SET
   changed_at = CASE WHEN registry_entries.server_json <> excluded.server_json
       OR registry_entries.status <> excluded.status
@@ -92,6 +97,7 @@ ON CONFLICT (source, name, version) DO UPDATE SET
   server_json = excluded.server_json,
   meta = excluded.meta,
   findings = excluded.findings,
+  judged_by = excluded.judged_by,
   last_seen = excluded.last_seen`
 
 // WriteRegistry upserts a batch of entries on (source, name, version),
@@ -113,12 +119,14 @@ func (db *DB) WriteRegistry(ctx context.Context, w RegistryWrite) error {
 			if e.Meta == "" {
 				e.Meta = "{}"
 			}
-			if e.Findings == "" {
-				e.Findings = "[]"
+			findings, err := findingsText(e.Findings)
+			if err != nil {
+				stmt.Close()
+				return err
 			}
 			if _, err := stmt.ExecContext(ctx, w.Source, e.Name, e.Version, e.Status, e.StatusMessage,
-				e.StatusChangedAt, e.PublishedAt, e.UpdatedAt, e.ReportedLatest, e.ReportedLatest, e.Schema,
-				e.ServerJSON, e.Meta, e.Findings, now, now, now); err != nil {
+				normTime(e.StatusChangedAt), normTime(e.PublishedAt), normTime(e.UpdatedAt), e.ReportedLatest,
+				e.ReportedLatest, e.Schema, e.ServerJSON, e.Meta, findings, now, now, now, e.JudgedBy); err != nil {
 				stmt.Close()
 				return fmt.Errorf("write registry entry %s %s: %w", e.Name, e.Version, err)
 			}
@@ -219,8 +227,8 @@ ON CONFLICT (source) DO UPDATE SET watermark = excluded.watermark, sweep_kind = 
   sweep_since = excluded.sweep_since, sweep_started_at = excluded.sweep_started_at, cursor = excluded.cursor,
   pages = excluded.pages, entries = excluded.entries, last_full_at = excluded.last_full_at,
   last_done_at = excluded.last_done_at, last_error = excluded.last_error, updated_at = excluded.updated_at`,
-		s.Source, s.Watermark, s.SweepKind, s.SweepSince, s.SweepStartedAt, s.Cursor, s.Pages, s.Entries,
-		s.LastFullAt, s.LastDoneAt, s.LastError, now)
+		s.Source, normTime(s.Watermark), s.SweepKind, normTime(s.SweepSince), normTime(s.SweepStartedAt), s.Cursor,
+		s.Pages, s.Entries, normTime(s.LastFullAt), normTime(s.LastDoneAt), s.LastError, now)
 	if err != nil {
 		return fmt.Errorf("save sync state for %s: %w", s.Source, err)
 	}
@@ -266,13 +274,13 @@ type RegistryFilter struct {
 }
 
 const registryColumns = `source, name, version, status, status_message, status_changed_at, published_at, updated_at,
-  reported_latest, is_latest, schema, server_json, meta, findings, first_seen, last_seen, changed_at`
+  reported_latest, is_latest, schema, server_json, meta, findings, judged_by, first_seen, last_seen, changed_at`
 
 func scanRegistryEntry(rows *sql.Rows) (RegistryEntry, error) {
 	var e RegistryEntry
 	err := rows.Scan(&e.Source, &e.Name, &e.Version, &e.Status, &e.StatusMessage, &e.StatusChangedAt,
 		&e.PublishedAt, &e.UpdatedAt, &e.ReportedLatest, &e.IsLatest, &e.Schema, &e.ServerJSON, &e.Meta,
-		&e.Findings, &e.FirstSeen, &e.LastSeen, &e.ChangedAt)
+		findingsScan{&e.Findings}, &e.JudgedBy, &e.FirstSeen, &e.LastSeen, &e.ChangedAt)
 	return e, err
 }
 
@@ -289,7 +297,7 @@ func (db *DB) RegistryEntries(ctx context.Context, f RegistryFilter) ([]Registry
 		args = append(args, f.Name)
 	}
 	if f.LatestOnly {
-		q += ` AND is_latest = 1`
+		q += ` AND is_latest = TRUE`
 	}
 	q += ` ORDER BY source, name, version`
 	out, err := collect(ctx, db.sql, scanRegistryEntry, q, args...)
@@ -309,7 +317,7 @@ func (db *DB) EachLatestRegistryEntry(ctx context.Context, fn func(RegistryEntry
 	type key struct{ source, name, version string } // "" sorts before every stored source
 	return eachPage(registryPage, func(after key) ([]RegistryEntry, error) {
 		page, err := collect(ctx, db.sql, scanRegistryEntry, `SELECT `+registryColumns+`
-  FROM registry_entries WHERE is_latest = 1 AND (source, name, version) > (?, ?, ?)
+  FROM registry_entries WHERE is_latest = TRUE AND (source, name, version) > (?, ?, ?)
   ORDER BY source, name, version LIMIT ?`, after.source, after.name, after.version, registryPage)
 		if err != nil {
 			return nil, fmt.Errorf("list registry entries: %w", err)

@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sort"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
 
 // Server is one discovered server: a remote endpoint (merged on its
@@ -24,6 +25,8 @@ type Server struct {
 	Probe    *ProbeRow // latest probe, nil when never probed
 	// Decision is the latest decision to probe the endpoint or not, and why.
 	Decision *ProbeDecision
+	// Category is the server's stored category, nil before one is computed.
+	Category *CategoryRow
 }
 
 // CardRow is a stored card, as the server list needs it.
@@ -39,7 +42,7 @@ type CardRow struct {
 	Description string
 	WebsiteURL  string
 	Grade       string
-	Findings    string // JSON array
+	Findings    finding.List
 	JSON        string
 	FirstSeen   string
 	LastSeen    string
@@ -59,7 +62,7 @@ const cardColumns = `c.key, c.source_url, c.inline, c.sha256, c.schema, c.name, 
 
 func scanCard(dst *CardRow) []any {
 	return []any{&dst.Key, &dst.SourceURL, &dst.Inline, &dst.SHA256, &dst.Schema, &dst.Name, &dst.Title, &dst.Version,
-		&dst.Description, &dst.WebsiteURL, &dst.Grade, &dst.Findings, &dst.JSON, &dst.FirstSeen, &dst.LastSeen, &dst.ChangedAt}
+		&dst.Description, &dst.WebsiteURL, &dst.Grade, findingsScan{&dst.Findings}, &dst.JSON, &dst.FirstSeen, &dst.LastSeen, &dst.ChangedAt}
 }
 
 // Servers returns every server some domain currently lists, endpoints first
@@ -80,6 +83,14 @@ func (db *DB) Servers(ctx context.Context) ([]Server, error) {
 		return nil, err
 	}
 	decisions, err := db.latestDecisions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byEndpoint, err := db.Categories(ctx, KindEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	cardCategories, err := db.Categories(ctx, KindCard)
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +117,9 @@ func (db *DB) Servers(ctx context.Context) ([]Server, error) {
 		if d, ok := decisions[s.EndpointNorm]; ok {
 			s.Decision = &d
 		}
+		if c, ok := byEndpoint[s.EndpointNorm]; ok {
+			s.Category = &c
+		}
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {
@@ -123,7 +137,11 @@ func (db *DB) Servers(ctx context.Context) ([]Server, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		c := cards[k]
-		out = append(out, Server{Card: c, Listings: byCard[k], FirstSeen: c.FirstSeen, LastSeen: c.LastSeen})
+		srv := Server{Card: c, Listings: byCard[k], FirstSeen: c.FirstSeen, LastSeen: c.LastSeen}
+		if cat, ok := cardCategories[k]; ok {
+			srv.Category = &cat
+		}
+		out = append(out, srv)
 	}
 	return out, nil
 }
@@ -183,25 +201,4 @@ func (db *DB) activeListings(ctx context.Context) (map[string][]Listing, error) 
 		out[norm] = append(out[norm], l)
 	}
 	return out, rows.Err()
-}
-
-// Stats are whole-database counts for summaries.
-type Stats struct {
-	Domains, DomainsWithCatalog, Cards, Remotes, Observations int
-}
-
-// Stats counts what the database holds now.
-func (db *DB) Stats(ctx context.Context) (Stats, error) {
-	var s Stats
-	err := db.sql.QueryRowContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM domains),
-		(SELECT COUNT(*) FROM domains WHERE outcome = 'catalog'),
-		(SELECT COUNT(DISTINCT card_key) FROM listings WHERE active = 1),
-		(SELECT COUNT(DISTINCT remote_norm) FROM listings WHERE active = 1 AND remote_norm <> ''),
-		(SELECT COUNT(*) FROM observations)`).
-		Scan(&s.Domains, &s.DomainsWithCatalog, &s.Cards, &s.Remotes, &s.Observations)
-	if err != nil && err != sql.ErrNoRows {
-		return s, fmt.Errorf("stats: %w", err)
-	}
-	return s, nil
 }

@@ -3,12 +3,18 @@
 // catalogs, entries, cards, remotes and probes derived from them.
 //
 // The store knows SQL, not HTTP. SQLite (modernc.org/sqlite, no cgo) is the
-// embedded default, and all SQL stays inside this package so a PostgreSQL
-// store for distributed crawls can replace it without touching callers. The
+// embedded default. Its users do not name *DB: each declares the methods it
+// calls (discover.Store, registry.Store, reconcile.Store, namespace.Store,
+// revalidate.Documents and Entries, gathered in pipeline.Store), using the
+// row types defined here, and store/storetest is the contract a backend
+// passes, so a PostgreSQL store can stand in without touching them. The
 // statements use constructs both databases have (INSERT … ON CONFLICT …
-// DO UPDATE, RETURNING, no SQLite-only functions), but a PostgreSQL dialect
-// will still need $n placeholders, identity columns for the INTEGER PRIMARY
-// KEY ids, bytea for BLOB, and real booleans.
+// DO UPDATE, RETURNING, TRUE/FALSE, no SQLite-only functions); a PostgreSQL
+// dialect still needs $n placeholders, identity columns for the INTEGER
+// PRIMARY KEY ids, bytea for BLOB and boolean columns. Booleans are bound as
+// Go bools; timestamps are text in one fixed-width UTC format that sorts as
+// text (timeLayout), whatever form a caller passes; findings are taken and
+// returned as finding.List.
 package store
 
 import (
@@ -36,7 +42,8 @@ type DB struct {
 	log      *slog.Logger
 	now      func() time.Time
 	readOnly bool
-	stmts    stmtCache
+	stmts    stmtCache // prepared statements of the hot paths (batch.go)
+	batch    batcher   // shared commits of concurrent writers (batch.go)
 }
 
 // Options configure Open.
@@ -285,6 +292,20 @@ func (db *DB) Now() string { return ts(db.now()) }
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// normTime rewrites an RFC 3339 timestamp a caller passes as text (the
+// Registry's, for one) into the stored format; "" and text that is not a
+// timestamp are kept as they are.
+func normTime(s string) string {
+	if s == "" {
+		return s
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return ts(t)
+}
 
 // migrate applies every embedded migration not yet recorded, in file-name
 // order, all in one immediate transaction: the write lock is taken first

@@ -15,6 +15,8 @@ import (
 	"github.com/cardcrawl/cardcrawl/discover"
 	"github.com/cardcrawl/cardcrawl/discover/probe"
 	"github.com/cardcrawl/cardcrawl/internal/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/pipeline"
+	"github.com/cardcrawl/cardcrawl/internal/revalidate"
 	"github.com/cardcrawl/cardcrawl/internal/termsafe"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -38,6 +40,7 @@ type crawlFlags struct {
 	probeMode     string
 	probeMaxAge   time.Duration
 	domainTimeout time.Duration
+	probeRegistry bool
 }
 
 func (c *crawlFlags) register(fs interface {
@@ -58,6 +61,7 @@ func (c *crawlFlags) register(fs interface {
 	fs.IntVar(&c.maxProbes, "max-probes", 16, "MCP probes one domain may cause per run (the rest are skipped as probe_cap, and probed on a later crawl)")
 	fs.StringVar(&c.probeMode, "probe", "auto", "MCP probe: auto (when a card warrants it), always, or never")
 	fs.DurationVar(&c.probeMaxAge, "probe-max-age", 24*time.Hour, "an endpoint probed more recently than this is not probed again unless its card changed")
+	fs.BoolVar(&c.probeRegistry, "probe-registry", false, "after the domains, also probe the remotes of latest, active Registry entries (same rules; one probe per endpoint)")
 }
 
 // validate checks the crawl flags before anything is opened or created.
@@ -88,26 +92,32 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		"entries (any host, inline data, nested catalogs), validate the cards, store everything with its",
 		"history, and probe the endpoints a card warrants. Failed domains are recorded, not fatal.",
 		"Re-running is cheap: fresh results are skipped and the rest are revalidated with ETag/Last-Modified.",
-		"Ctrl-C stops cleanly; domains not finished stay pending and the next run picks them up."))
+		"Ctrl-C stops cleanly; domains not finished stay pending and the next run picks them up.",
+		"--revalidate first re-judges stored cards and catalogs that older validation rules judged, from",
+		"their stored bodies (no fetch); with no domains named, that is all it does."))
 	var (
-		db     dbFlags
-		nf     netFlags
-		cf     crawlFlags
-		lf     logFlags
-		file   string
-		asJSON bool
+		db      dbFlags
+		nf      netFlags
+		cf      crawlFlags
+		lf      logFlags
+		pf      profileFlags
+		file    string
+		asJSON  bool
+		rejudge bool
 	)
 	db.register(fs)
 	nf.register(fs)
 	cf.register(fs)
 	lf.register(fs)
+	pf.register(fs)
 	fs.StringVar(&file, "domains", "", "read domains from `FILE`, one per line ('-' for stdin; '#' comments allowed)")
 	fs.BoolVar(&asJSON, "json", false, "print the run summary as JSON")
+	fs.BoolVar(&rejudge, "revalidate", false, "re-judge stored documents judged by older validation rules, without fetching them")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 && file == "" {
+	if len(pos) == 0 && file == "" && !rejudge {
 		return usagef("crawl: no domains given (name some, or use --domains FILE)")
 	}
 	if err := cf.validate(); err != nil {
@@ -139,7 +149,15 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	sum, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf}, domains)
+	stopProfile, err := pf.start()
+	if err != nil {
+		return err
+	}
+	out, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf, revalidate: rejudge}, domains)
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
+	sum := out.Summary
 	if err != nil && sum.RunID == 0 {
 		return err
 	}
@@ -148,12 +166,19 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		// is crawled, and the summary says what was done.
 		err = usagef("--domains %s: %v", file, err)
 	}
+	report := crawlReport{Summary: sum}
+	if rejudge {
+		report.Revalidated = &out.Revalidated
+	}
 	if asJSON {
-		if err := writeJSON(e.stdout, sum); err != nil {
+		if err := writeJSON(e.stdout, report); err != nil {
 			return err
 		}
 	} else if err := printSummary(e.stdout, sum); err != nil {
 		return err
+	} else if r := report.Revalidated; r != nil {
+		fmt.Fprintf(e.stdout, "  re-judged with the current rules: %d card(s), %d catalog(s); %d inline, re-judged when next fetched\n",
+			r.Cards, r.Catalogs, r.NoBody)
 	}
 	if err == nil && sum.Interrupted {
 		return errInterrupted
@@ -196,26 +221,35 @@ func concat(a, b iter.Seq2[string, error]) iter.Seq2[string, error] {
 }
 
 type crawlSetup struct {
-	store  *store.DB
-	client *fetch.Client
-	log    *slog.Logger
-	net    netFlags
-	flags  crawlFlags
+	store      *store.DB
+	client     *fetch.Client
+	log        *slog.Logger
+	net        netFlags
+	flags      crawlFlags
+	revalidate bool
+}
+
+// crawlReport is the crawl's --json output: the run summary's fields, and
+// with --revalidate what was re-judged.
+type crawlReport struct {
+	discover.Summary
+	Revalidated *revalidate.Summary `json:"revalidated,omitempty"`
 }
 
 // crawl wires the parts together and runs the crawl, drawing progress on a
 // terminal.
-func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, error]) (discover.Summary, error) {
+func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, error]) (pipeline.Crawled, error) {
 	v, err := servercard.NewValidator()
 	if err != nil {
-		return discover.Summary{}, fmt.Errorf("load server card schema: %w", err)
+		return pipeline.Crawled{}, fmt.Errorf("load server card schema: %w", err)
 	}
 	opts := discover.Options{
-		Fetch: s.client, Store: s.store, Validator: v, Logger: s.log, Concurrency: s.net.concurrency,
+		Fetch: s.client, Validator: v, Logger: s.log, Concurrency: s.net.concurrency,
 		Force: s.flags.force, FollowLinks: s.flags.followLinks, LegacyPaths: s.flags.legacyPaths,
 		MaxDepth: depthOption(s.flags.maxDepth), MaxEntries: s.flags.maxEntries, DomainTimeout: s.flags.domainTimeout,
 		MaxCards: s.flags.maxCards, MaxCatalogs: s.flags.maxCatalogs, MaxRemotes: s.flags.maxRemotes,
-		Probe: discover.ProbeOptions{Mode: s.flags.probeMode, MaxAge: s.flags.probeMaxAge, MaxPerDomain: s.flags.maxProbes},
+		Probe:         discover.ProbeOptions{Mode: s.flags.probeMode, MaxAge: s.flags.probeMaxAge, MaxPerDomain: s.flags.maxProbes},
+		ProbeRegistry: s.flags.probeRegistry,
 	}
 	if s.flags.probeMode != discover.ProbeNever {
 		opts.Probe.Prober = probe.New(probe.Options{Fetch: s.client,
@@ -234,19 +268,11 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, 
 			drawn = true
 		}
 	}
-	sum, err := discover.Crawl(ctx, opts, domains)
+	out, err := pipeline.Crawl(ctx, s.store, opts, domains, pipeline.Options{Logger: s.log, Revalidate: s.revalidate})
 	if drawn {
 		fmt.Fprintln(e.stderr)
 	}
-	if err != nil || sum.Interrupted {
-		return sum, err
-	}
-	// Cards changed: the card ↔ Registry comparison and the namespace list
-	// follow, so `diff` and `namespaces` never show a stale picture.
-	if _, err := recomputeAfterSync(ctx, s.store, s.log); err != nil {
-		return sum, fmt.Errorf("reconcile after the crawl: %w", err)
-	}
-	return sum, nil
+	return out, err
 }
 
 func printSummary(w io.Writer, s discover.Summary) error {

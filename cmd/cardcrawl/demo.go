@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/discover"
+	"github.com/cardcrawl/cardcrawl/internal/pipeline"
 	"github.com/cardcrawl/cardcrawl/internal/simweb"
 	"github.com/cardcrawl/cardcrawl/registry"
 	"github.com/cardcrawl/cardcrawl/registry/namespace"
@@ -86,10 +87,11 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 
 	fmt.Fprintf(e.stdout, "Simulated web: %d domains on https://%s (reached with --connect-to %s)\n\n", len(domains), web.Addr(), web.ConnectTo())
 	cf.force = true // a demo always shows a full crawl, even into a reused database
-	sum, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf}, discover.Names(domains...))
+	crawled, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf}, discover.Names(domains...))
 	if err != nil {
 		return err
 	}
+	sum := crawled.Summary
 	if err := printSummary(e.stdout, sum); err != nil {
 		return err
 	}
@@ -106,13 +108,16 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, syncErr := registry.Sync(ctx, registry.SyncOptions{Client: rc, Store: st, Validator: val, Full: true, Logger: log})
-	report := registrySyncReport{Sync: res}
-	if syncErr != nil {
-		report.Error = syncErr.Error()
-	}
-	if report.Reconcile, err = recomputeAfterSync(ctx, st, log); err != nil {
+	// The demo checks namespaces over HTTP only: the simulated web has no DNS.
+	checker := namespace.NewChecker(namespace.Options{HTTP: client, Logger: log})
+	out, err := pipeline.Sync(ctx, st, registry.SyncOptions{Client: rc, Validator: val, Full: true, Logger: log},
+		pipeline.Options{Logger: log, Namespaces: namespace.RunOptions{Checker: checker}})
+	if err != nil {
 		return err
+	}
+	report := registrySyncReport{Sync: out.Result, Revalidated: out.Revalidated, Reconcile: reconcileCountsOf(out.Recomputed)}
+	if out.SyncErr != nil {
+		report.Error = out.SyncErr.Error()
 	}
 	if err := printSyncReport(e.stdout, report); err != nil {
 		return err
@@ -128,11 +133,6 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(e.stdout, "\nCards ↔ Registry:")
 	if err := runDiff(ctx, e, []string{"--db", db.path}); err != nil {
-		return err
-	}
-	// The demo checks namespaces over HTTP only: the simulated web has no DNS.
-	checker := namespace.NewChecker(namespace.Options{HTTP: client, Logger: log})
-	if _, err := namespace.Run(ctx, st, namespace.RunOptions{Checker: checker}); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, "\nNamespaces (checked over HTTP; the simulated web has no DNS):")

@@ -24,11 +24,26 @@ func newFlags(e *env, name, usage, description string) *flag.FlagSet {
 	fs.Usage = func() {
 		w := e.stdout
 		fmt.Fprintf(w, "Usage: cardcrawl %s %s\n\n%s\n\nFlags:\n", name, usage, strings.TrimSpace(description))
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(w, fs)
 	}
 	return fs
+}
+
+// hiddenFlags are accepted but left out of --help: tools for whoever
+// measures cardcrawl (see BENCHMARKS.md), not part of the interface.
+var hiddenFlags = map[string]bool{"cpuprofile": true, "memprofile": true}
+
+// printFlags prints fs's flags as PrintDefaults does, without the hidden ones.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !hiddenFlags[f.Name] {
+			shown.Var(f.Value, f.Name, f.Usage)
+			shown.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	shown.SetOutput(w)
+	shown.PrintDefaults()
 }
 
 // parse parses flags and positional arguments in any order (Go's flag
@@ -89,7 +104,10 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&n.dnsServer, "dns-server", "", "resolve names through this DNS server (`host:port`) only; with --connect-to, names are still looked up first, so a simulated web can say a name does not exist")
 	fs.DurationVar(&n.timeout, "timeout", 15*time.Second, "per-request timeout, body included")
 	fs.StringVar(&n.userAgent, "user-agent", userAgent(), "User-Agent sent with every request (keep a contact URL in it)")
-	fs.IntVar(&n.concurrency, "concurrency", 32, "hosts in flight (requests to one host are always one at a time)")
+	// 256: on the internet's shape (round trips of ~100 ms, hosts that hang
+	// to the timeout) a crawl waits, not computes, well past 64 domains in
+	// flight; BENCHMARKS.md has the figures.
+	fs.IntVar(&n.concurrency, "concurrency", 256, "hosts in flight (requests to one host are always one at a time)")
 }
 
 // client builds the program's one HTTP client from the flags.

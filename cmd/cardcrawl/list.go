@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cardcrawl/cardcrawl/discover"
+	"github.com/cardcrawl/cardcrawl/internal/category"
 	"github.com/cardcrawl/cardcrawl/internal/feed"
 	"github.com/cardcrawl/cardcrawl/internal/termsafe"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -114,8 +116,13 @@ func (a *jsonArray[T]) close() error {
 func runServers(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "servers", "[flags]", "List the servers found: one row per remote endpoint (merged on its normalised URL across\ncards and domains), then cards that declare no remote.")
 	var rf readFlags
+	var cat string
 	rf.register(fs, "print JSON (an array of feed records, as in the README)")
+	fs.StringVar(&cat, "category", "", "only servers of this category `ID` (travel, food_delivery, real_estate, health, maps_transport, finance, shopping, media; 'none' for those without)")
 	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	if err := checkCategory(cat); err != nil {
 		return err
 	}
 	st, err := rf.open(ctx, e)
@@ -124,9 +131,13 @@ func runServers(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 	// Records stream from the database to the output, a page at a time.
+	q := store.FeedQuery{Category: cat}
+	if cat == "none" {
+		q = store.FeedQuery{NoCategory: true}
+	}
 	if rf.asJSON {
 		arr := newJSONArray[feed.Record](termsafe.NewJSONWriter(e.stdout))
-		if err := st.EachFeedServer(ctx, store.FeedQuery{}, func(s *store.FeedServer) error {
+		if err := st.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
 			return arr.add(feed.NewRecord(s))
 		}); err != nil {
 			return err
@@ -134,9 +145,9 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		return arr.close()
 	}
 	out := newTextOut(e.stdout)
-	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "LISTED BY", "PROBE")
+	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "CATEGORY", "LISTED BY", "PROBE")
 	n := 0
-	err = st.EachFeedServer(ctx, store.FeedQuery{}, func(s *store.FeedServer) error {
+	err = st.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
 		r := feed.NewRecord(s)
 		probe := "-"
 		if d := r.ProbeDecision; d != nil && d.Decision == "skip" && r.Probe == nil {
@@ -156,7 +167,7 @@ func runServers(ctx context.Context, e *env, args []string) error {
 			endpoint = "(no remote)"
 		}
 		out.row(endpoint, dash(r.Transport), dash(r.Name), dash(truncate(r.Version, 24)),
-			r.Grade, strings.Join(r.Domains(), " "), probe)
+			r.Grade, categoryCell(r), strings.Join(r.Domains(), " "), probe)
 		if n++; n%tableBlock == 0 {
 			return out.endBlock()
 		}
@@ -179,8 +190,9 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	names := strings.Join(feed.FormatNames(), "|")
 	fs := newFlags(e, "export", "--format "+names+" [--since T] [flags]", help.String())
 	var rf readFlags
-	var format, out, since string
+	var format, out, since, publisher string
 	rf.register(fs, "")
+	fs.StringVar(&publisher, "publisher-domain", "", publisherDomainHelp)
 	fs.StringVar(&format, "format", "jsonl", strings.Join(feed.FormatNames(), ", "))
 	fs.StringVar(&out, "out", "", "write to `FILE` instead of stdout")
 	fs.StringVar(&since, "since", "", "only what changed after this RFC 3339 `time`, tombstones included (jsonl)")
@@ -202,11 +214,23 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		}
 		opts.Since = store.FormatTime(t)
 	}
+	if err := checkPublisherDomain(publisher); err != nil {
+		return err
+	}
 	st, err := rf.open(ctx, e)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	opts.Catalog = feed.CatalogOptions{PublisherDomain: publisher}
+	skipped := 0
+	opts.Skipped = &skipped
+	// Said once the catalog is written: how many cards it left out.
+	defer func() {
+		if skipped > 0 {
+			fmt.Fprintf(e.stderr, "%d card(s) without a publisher identifier left out; --publisher-domain mints identifiers for them\n", skipped)
+		}
+	}()
 	if out == "" {
 		// Buffered: rows arrive one at a time and stdout is unbuffered.
 		bw := bufio.NewWriterSize(e.stdout, 64<<10)
@@ -233,6 +257,47 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("write %s: %w", out, err)
 	}
 	return nil
+}
+
+const publisherDomainHelp = "your own `domain`, named as the AI Catalog's host; identifiers for cards whose publisher gave none are minted under it (urn:air:DOMAIN:mcp-server-card:HASH)"
+
+// checkPublisherDomain refuses a --publisher-domain that is no host name.
+func checkPublisherDomain(d string) error {
+	if d == "" {
+		return nil
+	}
+	norm, err := discover.NormalizeDomain(d)
+	if err != nil || norm != strings.ToLower(d) {
+		return usagef("--publisher-domain must be a domain name such as directory.example, not %q", d)
+	}
+	return nil
+}
+
+// checkCategory refuses a --category that is no category id.
+func checkCategory(id string) error {
+	if id == "" || id == "none" {
+		return nil
+	}
+	rules, err := category.Load()
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, c := range rules.Categories() {
+		if string(c.ID) == id {
+			return nil
+		}
+		ids = append(ids, string(c.ID))
+	}
+	return usagef("--category must be one of %s or none, not %q", strings.Join(ids, ", "), id)
+}
+
+// categoryCell shows a category and where it came from: "travel (tools)".
+func categoryCell(r feed.Record) string {
+	if r.Category == "" {
+		return "-"
+	}
+	return r.Category + " (" + r.CategorySource + ")"
 }
 
 // writeJSON prints --json output. The values are exact; characters a

@@ -65,6 +65,9 @@ var readCommands = [][]string{
 // TestReadCommandsOnReadOnlyFile: every read command works on a database
 // file it may not write, and leaves it byte for byte as it was.
 func TestReadCommandsOnReadOnlyFile(t *testing.T) {
+	if rerunUnprivileged(t) {
+		return
+	}
 	path := filepath.Join(t.TempDir(), "ro.db")
 	seedDB(t, path, 3)
 	if err := os.Chmod(path, 0o444); err != nil {
@@ -82,21 +85,8 @@ func TestReadCommandsOnReadOnlyFile(t *testing.T) {
 	}
 
 	// serve too: it answers from the read-only file until stopped.
-	ctx, cancel := context.WithCancel(context.Background())
-	listening := &lineWatch{want: "serving ", seen: make(chan string, 1)}
-	done := make(chan int, 1)
-	go func() {
-		done <- runMain(ctx, &env{stdout: io.Discard, stderr: listening, stdin: strings.NewReader("")},
-			[]string{"serve", "--db", path, "--addr", "127.0.0.1:0"})
-	}()
-	var addr string
-	select {
-	case line := <-listening.seen:
-		addr = line[strings.LastIndex(line, "http://"):]
-	case code := <-done:
-		t.Fatalf("serve exited %d before listening: %s", code, listening.String())
-	}
-	resp, err := http.Get(strings.TrimSpace(addr) + "feed.jsonl")
+	addr, stop := serveDB(t, path)
+	resp, err := http.Get(addr + "feed.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +95,35 @@ func TestReadCommandsOnReadOnlyFile(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("mcp.example.com")) {
 		t.Errorf("serve on a read-only file: %d %s", resp.StatusCode, body)
 	}
-	cancel()
-	if code := <-done; code != exitOK {
-		t.Errorf("serve exit %d", code)
-	}
+	stop()
 	if hashFile(t, path) != before {
 		t.Error("serve changed the database file")
+	}
+}
+
+// serveDB runs serve on db in-process and returns its base URL (ending in
+// "/") once it listens; stop ends it and checks it exited 0.
+func serveDB(t *testing.T, db string) (base string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	listening := &lineWatch{want: "serving ", seen: make(chan string, 1)}
+	done := make(chan int, 1)
+	go func() {
+		done <- runMain(ctx, &env{stdout: io.Discard, stderr: listening, stdin: strings.NewReader("")},
+			[]string{"serve", "--db", db, "--addr", "127.0.0.1:0"})
+	}()
+	select {
+	case line := <-listening.seen:
+		base = strings.TrimSpace(line[strings.LastIndex(line, "http://"):])
+	case code := <-done:
+		cancel()
+		t.Fatalf("serve exited %d before listening: %s", code, listening.String())
+	}
+	return base, func() {
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("serve exit %d", code)
+		}
 	}
 }
 

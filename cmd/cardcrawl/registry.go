@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,9 +12,8 @@ import (
 	"strings"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
+	"github.com/cardcrawl/cardcrawl/internal/pipeline"
 	"github.com/cardcrawl/cardcrawl/registry"
-	"github.com/cardcrawl/cardcrawl/registry/namespace"
-	"github.com/cardcrawl/cardcrawl/registry/reconcile"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -25,9 +23,12 @@ func init() {
 
 // registrySyncReport is the --json output of `registry sync`.
 type registrySyncReport struct {
-	Sync      registry.SyncResult `json:"sync"`
-	Error     string              `json:"error,omitempty"`
-	Reconcile *reconcileCounts    `json:"reconcile,omitempty"`
+	Sync  registry.SyncResult `json:"sync"`
+	Error string              `json:"error,omitempty"`
+	// Revalidated counts stored entries an older validator had judged,
+	// re-validated after the sync without fetching them.
+	Revalidated int              `json:"revalidated,omitempty"`
+	Reconcile   *reconcileCounts `json:"reconcile,omitempty"`
 }
 
 type reconcileCounts struct {
@@ -125,33 +126,31 @@ func runRegistrySync(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 
-	var res registry.SyncResult
-	var syncErr error
+	po := pipeline.Options{Logger: log}
+	var out pipeline.Synced
+	var recErr error
 	if client != nil {
-		so := registry.SyncOptions{Client: client, Store: st, Validator: val, Full: full, Logger: log}
+		so := registry.SyncOptions{Client: client, Validator: val, Full: full, Logger: log}
 		if e.stderrTTY {
 			so.Progress = func(pages, entries int) {
 				fmt.Fprintf(e.stderr, "\r\033[K%s: %d page(s), %d entries stored", baseURL, pages, entries)
 			}
 		}
-		res, syncErr = registry.Sync(ctx, so)
-		if e.stderrTTY && res.Pages > 0 {
+		out, recErr = pipeline.Sync(ctx, st, so, po)
+		if e.stderrTTY && out.Result.Pages > 0 {
 			fmt.Fprintln(e.stderr)
 		}
 	} else {
-		res, syncErr = registry.ImportDump(ctx, registry.ImportOptions{Store: st, Source: dumpSource(fs, baseURL, fromFile), Validator: val, Logger: log}, body)
+		out, recErr = pipeline.Import(ctx, st, registry.ImportOptions{Source: dumpSource(fs, baseURL, fromFile), Validator: val, Logger: log}, body, po)
 	}
-	report := registrySyncReport{Sync: res}
+	res, syncErr := out.Result, out.SyncErr
+	report := registrySyncReport{Sync: res, Revalidated: out.Revalidated, Reconcile: reconcileCountsOf(out.Recomputed)}
 	if syncErr != nil {
 		report.Error = syncErr.Error()
 	}
 	// Whatever was stored is reconciled, even after a partial sync.
-	if ctx.Err() == nil {
-		counts, err := recomputeAfterSync(ctx, st, log)
-		if err != nil {
-			return errors.Join(syncErr, err)
-		}
-		report.Reconcile = counts
+	if recErr != nil {
+		return errors.Join(syncErr, recErr)
 	}
 	if asJSON {
 		if err := writeJSON(e.stdout, report); err != nil {
@@ -171,17 +170,24 @@ func runRegistrySync(ctx context.Context, e *env, args []string) error {
 	return syncErr
 }
 
-// recomputeAfterSync refreshes the reconciliation and the namespace list
-// (offline; earlier network checks are kept).
-func recomputeAfterSync(ctx context.Context, st *store.DB, log *slog.Logger) (*reconcileCounts, error) {
-	rec, err := reconcile.Run(ctx, st, reconcile.Options{Logger: log})
+// reconcileCountsOf reports what the reconciliation after a sync found;
+// nil when it did not run.
+func reconcileCountsOf(r *pipeline.Recomputed) *reconcileCounts {
+	if r == nil {
+		return nil
+	}
+	return &reconcileCounts{Pairs: r.Reconcile.Pairs, CardOnly: r.Reconcile.CardOnly, RegistryOnly: r.Reconcile.RegistryOnly}
+}
+
+// recomputeCategories brings the Registry remotes and every server's
+// category up to date after a saved probe.
+func recomputeCategories(ctx context.Context, st *store.DB, log *slog.Logger) error {
+	res, err := pipeline.Categories(ctx, st, pipeline.Options{Logger: log})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := namespace.Run(ctx, st, namespace.RunOptions{}); err != nil {
-		return nil, err
-	}
-	return &reconcileCounts{Pairs: rec.Pairs, CardOnly: rec.CardOnly, RegistryOnly: rec.RegistryOnly}, nil
+	log.Debug("categories recomputed", "servers", res.Servers, "changed", res.Changed, "removed", res.Removed)
+	return nil
 }
 
 func readInput(e *env, path string) ([]byte, error) {
@@ -225,6 +231,9 @@ func printSyncReport(w io.Writer, r registrySyncReport) error {
 	}
 	if r.Error != "" {
 		out.printf("stopped: %s\n", r.Error)
+	}
+	if r.Revalidated > 0 {
+		out.printf("re-validated %d stored entries with the current rules\n", r.Revalidated)
 	}
 	if c := r.Reconcile; c != nil {
 		out.printf("reconciled: %d matched pairs, %d card-only, %d registry-only (see 'cardcrawl diff')\n",
@@ -277,11 +286,11 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 	recs := make([]registryEntryRecord, 0, len(entries))
 	for _, en := range entries {
 		r := registryEntryRecord{Source: en.Source, Name: en.Name, Version: en.Version, Status: en.Status, IsLatest: en.IsLatest,
-			ReportedLatest: en.ReportedLatest, Schema: en.Schema, SchemaVersion: registry.SchemaVersionOf(en.Schema), Findings: []finding.Finding{}}
-		if err := json.Unmarshal([]byte(en.Findings), &r.Findings); err != nil {
-			return fmt.Errorf("stored findings of %s %s: %w", en.Name, en.Version, err)
+			ReportedLatest: en.ReportedLatest, Schema: en.Schema, SchemaVersion: registry.SchemaVersionOf(en.Schema),
+			Findings: en.Findings, Invalid: en.Findings.HasError()}
+		if r.Findings == nil {
+			r.Findings = finding.List{}
 		}
-		r.Invalid = finding.List(r.Findings).HasError()
 		if invalid && !r.Invalid {
 			continue
 		}

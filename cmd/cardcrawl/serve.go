@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/cardcrawl/cardcrawl/internal/feed"
+	"github.com/cardcrawl/cardcrawl/internal/site"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -41,8 +42,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	fs := newFlags(e, "serve", "[--addr HOST:PORT] [flags]", joinLines(
 		"Serve what the database holds, read-only, answered from the database as asked (a crawl",
-		"may write it meanwhile); every document has an ETag and answers If-None-Match with 304:",
-		"  /                              the discovered servers, 50 a page, search by name (?q=)",
+		"may write it meanwhile); every feed document has an ETag and answers If-None-Match with 304:",
+		"  /                              the servers, with search (q) and filters (category, source,",
+		"                                 outcome, grade, ns); /servers/{key} one server; /summary counts;",
+		"                                 /raw/{sha256} a stored document as text",
 		"  /v0.1/servers                  Registry v0.1 list API (limit, cursor, search, updated_since)",
 		"  /v0.1/servers/{name}/versions  and /versions/{version} (latest or an exact version)",
 		"  "+strings.Join(files, " "),
@@ -56,11 +59,16 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	rf.register(fs, "")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen `address`")
 	fs.IntVar(&maxConns, "max-conns", defaultMaxConns, "most connections open at once (each takes a file descriptor)")
+	var publisher string
+	fs.StringVar(&publisher, "publisher-domain", "", publisherDomainHelp)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if maxConns < 1 {
 		return usagef("--max-conns must be at least 1")
+	}
+	if err := checkPublisherDomain(publisher); err != nil {
+		return err
 	}
 	log := rf.lf.logger(e)
 	// A pool of read-only connections: requests are answered side by side,
@@ -74,7 +82,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	h := feed.Handler(feed.ServerOptions{Logger: log, StallTimeout: serveWriteTimeout, Store: st})
+	h := feed.Handler(feed.ServerOptions{Site: site.Handler(site.Options{Store: st, Logger: log}),
+		Catalog: feed.CatalogOptions{PublisherDomain: publisher}, Logger: log, StallTimeout: serveWriteTimeout, Store: st})
 	fmt.Fprintf(e.stderr, "serving %s on http://%s/\n", rf.db.path, ln.Addr())
 	return serveHTTP(ctx, ln, h, serveOptions{MaxConns: maxConns})
 }
@@ -84,6 +93,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 type serveOptions struct {
 	MaxConns     int
 	IdleTimeout  time.Duration
+	ReadTimeout  time.Duration
 	DrainTimeout time.Duration
 	// onShutdown, if set, runs when shutdown begins (tests wait on it).
 	onShutdown func()
@@ -97,6 +107,9 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o serveOpti
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = serveIdleTimeout
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = serveReadTimeout
 	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = serveDrainTimeout
@@ -119,7 +132,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o serveOpti
 		}),
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ReadHeaderTimeout: serveReadHeaderTimeout,
-		ReadTimeout:       serveReadTimeout,
+		ReadTimeout:       o.ReadTimeout,
 		WriteTimeout:      serveWriteTimeout,
 		IdleTimeout:       o.IdleTimeout,
 		MaxHeaderBytes:    serveMaxHeaderBytes,

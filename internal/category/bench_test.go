@@ -24,7 +24,7 @@ func BenchmarkCategorize(b *testing.B) {
 		name string
 		s    Server
 		want Source
-	}{{"name_description", byText, FromNameDescription}, {"tool_names", byTools, FromToolNames}} {
+	}{{"name", byText, FromName}, {"tool_names", byTools, FromTools}} {
 		b.Run(bc.name, func(b *testing.B) {
 			if got := r.Categorize(bc.s, common); got.Source != bc.want {
 				b.Fatalf("Categorize: %+v, want source %s", got, bc.want)

@@ -4,8 +4,10 @@
 // brings the server's text and tool names, and (for the tool rule) the tool
 // sets so many servers list that they say nothing about any one of them.
 //
-// Rule 1, name and description. The name, title and description are split
-// into words (see keywords.txt) and matched against each category's keywords.
+// Rule 1, name and description (Source "name" when the winning category
+// matched in the name or title, "description" otherwise). The name, title
+// and description are split into words (see keywords.txt) and matched
+// against each category's keywords.
 // A category scores the distinct keywords it matched. When several categories
 // match, the one with the most distinct keywords in the name and title wins;
 // then the one with the most in all three; then the one matched earliest
@@ -56,8 +58,13 @@ type Category struct {
 type Source string
 
 const (
-	FromNameDescription Source = "name_description"
-	FromToolNames       Source = "tool_names"
+	// FromName: rule 1, and the winning category matched in the name or
+	// title.
+	FromName Source = "name"
+	// FromDescription: rule 1, from the description alone.
+	FromDescription Source = "description"
+	// FromTools: rule 2, from tool names.
+	FromTools Source = "tools"
 )
 
 // Reason says why a server got no category (Result.Reason). The tool rule's
@@ -154,7 +161,11 @@ func (r *Rules) fromText(s Server) (Result, bool) {
 	if best < 0 {
 		return Result{}, false
 	}
-	return Result{Category: r.cats[best].ID, Source: FromNameDescription, Evidence: scores[best].keywords}, true
+	src := FromDescription
+	if scores[best].inName > 0 {
+		src = FromName
+	}
+	return Result{Category: r.cats[best].ID, Source: src, Evidence: scores[best].keywords}, true
 }
 
 // beats reports whether a ranks above b (both matched something). Their first
@@ -221,7 +232,7 @@ func (r *Rules) fromTools(s Server, common CommonSets) Result {
 	case 4*counts[lead] < total:
 		return Result{Reason: TooSmallShare}
 	}
-	return Result{Category: r.cats[lead].ID, Source: FromToolNames, Evidence: refs[lead]}
+	return Result{Category: r.cats[lead].ID, Source: FromTools, Evidence: refs[lead]}
 }
 
 // scan calls visit for every keyword in words. At each word the longest

@@ -29,68 +29,68 @@ func TestNameAndDescription(t *testing.T) {
 		{
 			name: "keyword in the name",
 			s:    Server{Name: "io.github.acme/flight-finder"},
-			want: Result{Category: Travel, Source: FromNameDescription, Evidence: []string{"flight"}},
+			want: Result{Category: Travel, Source: FromName, Evidence: []string{"flight"}},
 		},
 		{
 			name: "camelCase name, plural",
 			s:    Server{Name: "com.example/HotelsAndFlights"},
-			want: Result{Category: Travel, Source: FromNameDescription, Evidence: []string{"hotel", "flight"}},
+			want: Result{Category: Travel, Source: FromName, Evidence: []string{"hotel", "flight"}},
 		},
 		{
 			name: "keyword in the title",
 			s:    Server{Name: "com.example/acme", Title: "Acme Recipes"},
-			want: Result{Category: FoodDelivery, Source: FromNameDescription, Evidence: []string{"recipe"}},
+			want: Result{Category: FoodDelivery, Source: FromName, Evidence: []string{"recipe"}},
 		},
 		{
 			name: "description only",
 			s:    Server{Name: "com.example/acme", Description: "Real-time stock quotes and dividend history."},
-			want: Result{Category: Finance, Source: FromNameDescription, Evidence: []string{"stock", "dividend"}},
+			want: Result{Category: Finance, Source: FromDescription, Evidence: []string{"stock", "dividend"}},
 		},
 		{
 			name: "name beats a description with more keywords",
 			s: Server{Name: "com.example/flights",
 				Description: "Pay for tickets with a credit card, bank transfer or wallet."},
-			want: Result{Category: Travel, Source: FromNameDescription, Evidence: []string{"flight"}},
+			want: Result{Category: Travel, Source: FromName, Evidence: []string{"flight"}},
 		},
 		{
 			name: "more distinct keywords in the name win",
 			s:    Server{Name: "com.example/stock-ticker-flight", Description: "hotels, airports, resorts"},
-			want: Result{Category: Finance, Source: FromNameDescription, Evidence: []string{"stock", "ticker"}},
+			want: Result{Category: Finance, Source: FromName, Evidence: []string{"stock", "ticker"}},
 		},
 		{
 			name: "equal in the name: more keywords overall win",
 			s:    Server{Name: "com.example/music-hotel", Description: "Hotel booking with airport transfers."},
-			want: Result{Category: Travel, Source: FromNameDescription, Evidence: []string{"hotel", "airport"}},
+			want: Result{Category: Travel, Source: FromName, Evidence: []string{"hotel", "airport"}},
 		},
 		{
 			name: "a repeated keyword counts once",
 			s:    Server{Description: "Hotel, hotel, hotels and hotel deals, paid by bank payment."},
-			want: Result{Category: Finance, Source: FromNameDescription, Evidence: []string{"bank", "payment"}},
+			want: Result{Category: Finance, Source: FromDescription, Evidence: []string{"bank", "payment"}},
 		},
 		{
 			name: "full tie: the earlier match wins",
 			s:    Server{Description: "Podcast charts and recipe ideas"},
-			want: Result{Category: Media, Source: FromNameDescription, Evidence: []string{"podcast"}},
+			want: Result{Category: Media, Source: FromDescription, Evidence: []string{"podcast"}},
 		},
 		{
 			name: "full tie, other order",
 			s:    Server{Description: "Recipe ideas and podcast charts"},
-			want: Result{Category: FoodDelivery, Source: FromNameDescription, Evidence: []string{"recipe"}},
+			want: Result{Category: FoodDelivery, Source: FromDescription, Evidence: []string{"recipe"}},
 		},
 		{
 			name: "the longer phrase wins over its first word",
 			s:    Server{Description: "Order from Uber Eats"},
-			want: Result{Category: FoodDelivery, Source: FromNameDescription, Evidence: []string{"uber eats"}},
+			want: Result{Category: FoodDelivery, Source: FromDescription, Evidence: []string{"uber eats"}},
 		},
 		{
 			name: "the word alone is another category",
 			s:    Server{Description: "Order an Uber"},
-			want: Result{Category: MapsTransport, Source: FromNameDescription, Evidence: []string{"uber"}},
+			want: Result{Category: MapsTransport, Source: FromDescription, Evidence: []string{"uber"}},
 		},
 		{
 			name: "phrase across a line break and case",
 			s:    Server{Description: "Listings and\nREAL   Estate valuations"},
-			want: Result{Category: RealEstate, Source: FromNameDescription, Evidence: []string{"real estate"}},
+			want: Result{Category: RealEstate, Source: FromDescription, Evidence: []string{"real estate"}},
 		},
 		{
 			name: "ignored phrase hides its keyword",
@@ -106,7 +106,7 @@ func TestNameAndDescription(t *testing.T) {
 			name: "name and description beat tool names",
 			s: Server{Name: "com.example/payments",
 				ToolNames: concat(tools("search_flights_%d", 6), tools("book_hotel_%d", 6))},
-			want: Result{Category: Finance, Source: FromNameDescription, Evidence: []string{"payment"}},
+			want: Result{Category: Finance, Source: FromName, Evidence: []string{"payment"}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +138,7 @@ func TestToolNames(t *testing.T) {
 		{
 			name: "3 names: a category",
 			s:    Server{ToolNames: travel3},
-			want: Result{Category: Travel, Source: FromToolNames, Evidence: travel3},
+			want: Result{Category: Travel, Source: FromTools, Evidence: travel3},
 		},
 		{
 			name: "a duplicated name counts once",
@@ -148,7 +148,7 @@ func TestToolNames(t *testing.T) {
 		{
 			name: "exactly twice the runner-up wins",
 			s:    Server{ToolNames: concat(tools("get_flight_%d", 4), tools("get_invoice_%d", 2))},
-			want: Result{Category: Travel, Source: FromToolNames, Evidence: tools("get_flight_%d", 4)},
+			want: Result{Category: Travel, Source: FromTools, Evidence: tools("get_flight_%d", 4)},
 		},
 		{
 			name: "just under twice the runner-up",
@@ -163,7 +163,7 @@ func TestToolNames(t *testing.T) {
 		{
 			name: "exactly a quarter of the tools",
 			s:    Server{ToolNames: concat(travel3, tools("run_job_%d", 9))},
-			want: Result{Category: Travel, Source: FromToolNames, Evidence: travel3},
+			want: Result{Category: Travel, Source: FromTools, Evidence: travel3},
 		},
 		{
 			name: "just under a quarter",
@@ -173,7 +173,7 @@ func TestToolNames(t *testing.T) {
 		{
 			name: "a quarter of the reported count, names capped",
 			s:    Server{ToolNames: travel3, ToolCount: 12},
-			want: Result{Category: Travel, Source: FromToolNames, Evidence: travel3},
+			want: Result{Category: Travel, Source: FromTools, Evidence: travel3},
 		},
 		{
 			name: "under a quarter of the reported count",
@@ -195,13 +195,13 @@ func TestToolNames(t *testing.T) {
 		{
 			name: "generic words glued to keywords are peeled",
 			s:    Server{ToolNames: []string{"getflights", "hotelsearch", "listairlines", "getall"}},
-			want: Result{Category: Travel, Source: FromToolNames,
+			want: Result{Category: Travel, Source: FromTools,
 				Evidence: []string{"getflights", "hotelsearch", "listairlines"}},
 		},
 		{
 			name: "every separator style",
 			s:    Server{ToolNames: []string{"maps.directions", "get-geocode", "parkingSpots", "TRANSIT_TIMES"}},
-			want: Result{Category: MapsTransport, Source: FromToolNames,
+			want: Result{Category: MapsTransport, Source: FromTools,
 				Evidence: []string{"maps.directions", "get-geocode", "parkingSpots", "TRANSIT_TIMES"}},
 		},
 		{

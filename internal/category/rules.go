@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,6 +27,7 @@ type Rules struct {
 	generic map[string]bool  // generic words of tool names
 	known   map[string]bool  // every word of every keyword: what peeling may reveal
 	peel    []string         // generic words long enough to peel off glued tool words
+	version string           // hash of the keyword file
 }
 
 // entry is one keyword (cat ≥ 0) or one ignored phrase (cat == ignored).
@@ -50,6 +53,8 @@ func Parse(data []byte) (*Rules, error) {
 		generic: map[string]bool{},
 		known:   map[string]bool{},
 	}
+	sum := sha256.Sum256(data)
+	r.version = hex.EncodeToString(sum[:8])
 	const (
 		none = iota
 		inCategory
@@ -165,3 +170,7 @@ func (r *Rules) Name(id ID) string {
 	}
 	return ""
 }
+
+// Version identifies the keyword file the rules were parsed from, so stored
+// categories can be recomputed when the words change.
+func (r *Rules) Version() string { return r.version }

@@ -77,14 +77,14 @@ func TestCommonToolSetIsDropped(t *testing.T) {
 		want    Result
 	}{
 		{19, Server{ToolNames: gateway},
-			Result{Category: Travel, Source: FromToolNames, Evidence: gateway[:3]}},
+			Result{Category: Travel, Source: FromTools, Evidence: gateway[:3]}},
 		{20, Server{ToolNames: gateway}, Result{Reason: CommonToolSet}},
 		{20, Server{ToolNames: []string{"list_airports", "call_tool", "book_hotel", "search_flights"}},
 			Result{Reason: CommonToolSet}},
 		{20, Server{ToolNames: gateway[:3]},
-			Result{Category: Travel, Source: FromToolNames, Evidence: gateway[:3]}},
+			Result{Category: Travel, Source: FromTools, Evidence: gateway[:3]}},
 		{20, Server{Name: "com.example/music", ToolNames: gateway},
-			Result{Category: Media, Source: FromNameDescription, Evidence: []string{"music"}}},
+			Result{Category: Media, Source: FromName, Evidence: []string{"music"}}},
 	} {
 		t.Run(fmt.Sprint(tc.servers, tc.s.Name, tc.s.ToolNames), func(t *testing.T) {
 			var c ToolSetCounter

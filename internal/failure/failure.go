@@ -90,8 +90,21 @@ func Outcomes() []Outcome { return slices.Sorted(maps.Keys(outcomes)) }
 // Known reports whether o is an outcome of the table.
 func (o Outcome) Known() bool { _, ok := outcomes[o]; return ok }
 
+// outcomeMeaning is one row of the outcome table.
+type outcomeMeaning struct {
+	// Text says what the outcome means, in one line for people.
+	Text string
+	// Words name the outcome as a directory's failure breakdown does
+	// ("HTTP 4xx error", "could not connect"): short, plain, no class names.
+	Words string
+}
+
 // Text is o's one-line description ("" for an unknown outcome).
-func (o Outcome) Text() string { return outcomes[o] }
+func (o Outcome) Text() string { return outcomes[o].Text }
+
+// Words is o in a directory's words, as `probes --summary` prints it ("" for
+// an unknown outcome).
+func (o Outcome) Words() string { return outcomes[o].Words }
 
 // MarkdownTable renders the class table as README shows it.
 func MarkdownTable() string {

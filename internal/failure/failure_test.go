@@ -84,12 +84,45 @@ func TestEveryClassHasEveryMeaning(t *testing.T) {
 func TestEveryOutcomeIsDescribed(t *testing.T) {
 	names := declared(t, "Outcome")
 	for _, name := range names {
-		if o := Outcome(name); o.Text() == "" {
-			t.Errorf("outcome %q has no description", o)
+		if o := Outcome(name); o.Text() == "" || o.Words() == "" {
+			t.Errorf("outcome %q lacks a description or its words", o)
 		}
 	}
 	if len(Outcomes()) != len(names) {
 		t.Errorf("%d outcomes described, %d declared", len(Outcomes()), len(names))
+	}
+}
+
+// The failure breakdown speaks the directories' words; each outcome has
+// its own, so no two rows of a summary read alike.
+func TestOutcomeWords(t *testing.T) {
+	want := map[Outcome]string{
+		OutcomeHTTP4xx:           "HTTP 4xx error",
+		OutcomeConnect:           "could not connect",
+		OutcomeHTTP5xx:           "HTTP 5xx error",
+		OutcomeTimeout:           "no answer in 15 seconds",
+		OutcomeNotMCP:            "answered, but not as an MCP server",
+		OutcomeRateLimited:       "rate limited (HTTP 429)",
+		OutcomeHandshakeRejected: "rejected the handshake",
+		OutcomeOK:                "answered as an MCP server",
+		OutcomeRequiresLogin:     "requires login (HTTP 401/403)",
+		OutcomeBlocked:           "not checked: address refused",
+		OutcomeCanceled:          "interrupted",
+	}
+	got := map[Outcome]string{}
+	seen := map[string]Outcome{}
+	for _, o := range Outcomes() {
+		got[o] = o.Words()
+		if other, dup := seen[o.Words()]; dup {
+			t.Errorf("%s and %s share the words %q", o, other, o.Words())
+		}
+		seen[o.Words()] = o
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcome words (-want +got):\n%s", diff)
+	}
+	if Outcome("nonsense").Words() != "" {
+		t.Error("an unknown outcome has words")
 	}
 }
 

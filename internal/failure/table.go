@@ -126,17 +126,19 @@ var table = map[Class]Meaning{
 		"the run was interrupted (not recorded; the attempt is made again next run)"},
 }
 
-// outcomes describes every probe outcome.
-var outcomes = map[Outcome]string{
-	OutcomeOK:                "the server completed the MCP handshake (for legacy SSE: sent its endpoint event)",
-	OutcomeRequiresLogin:     "the server answered 401 or 403",
-	OutcomeHandshakeRejected: "the server answered initialize with a JSON-RPC error",
-	OutcomeNotMCP:            "the server answered, but not as an MCP server",
-	OutcomeHTTP4xx:           "the server answered a 4xx status the ladder could not go past",
-	OutcomeHTTP5xx:           "the server answered a 5xx status",
-	OutcomeRateLimited:       "the server answered 429 Too Many Requests",
-	OutcomeConnect:           "no connection: DNS, refused, reset or TLS",
-	OutcomeTimeout:           "no answer within 15 s",
-	OutcomeBlocked:           "the fetch guard refused the URL; no request was made",
-	OutcomeCanceled:          "the probe was interrupted (not stored)",
+// outcomes describes every probe outcome: what it means, and the words a
+// directory's "why checks failed" breakdown uses for it (probes --summary).
+var outcomes = map[Outcome]outcomeMeaning{
+	OutcomeOK: {"the server completed the MCP handshake (for legacy SSE: sent its endpoint event)",
+		"answered as an MCP server"},
+	OutcomeRequiresLogin:     {"the server answered 401 or 403", "requires login (HTTP 401/403)"},
+	OutcomeHandshakeRejected: {"the server answered initialize with a JSON-RPC error", "rejected the handshake"},
+	OutcomeNotMCP:            {"the server answered, but not as an MCP server", "answered, but not as an MCP server"},
+	OutcomeHTTP4xx:           {"the server answered a 4xx status the ladder could not go past", "HTTP 4xx error"},
+	OutcomeHTTP5xx:           {"the server answered a 5xx status", "HTTP 5xx error"},
+	OutcomeRateLimited:       {"the server answered 429 Too Many Requests", "rate limited (HTTP 429)"},
+	OutcomeConnect:           {"no connection: DNS, refused, reset or TLS", "could not connect"},
+	OutcomeTimeout:           {"no answer within 15 s", "no answer in 15 seconds"},
+	OutcomeBlocked:           {"the fetch guard refused the URL; no request was made", "not checked: address refused"},
+	OutcomeCanceled:          {"the probe was interrupted (not stored)", "interrupted"},
 }

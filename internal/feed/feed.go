@@ -37,6 +37,10 @@ type Record struct {
 	LastSeen           string                 `json:"lastSeen"`
 	Probe              *Probe                 `json:"probe,omitempty"`
 	ProbeDecision      *Decision              `json:"probeDecision,omitempty"`
+	// Category and where it came from (name, description or tools); empty
+	// when no rule matched.
+	Category       string `json:"category,omitempty"`
+	CategorySource string `json:"categorySource,omitempty"`
 	// UpdatedAt is when the record's meaning last changed; it is written
 	// in the delta feed (export --since) only.
 	UpdatedAt string `json:"updatedAt,omitempty"`
@@ -92,6 +96,7 @@ func NewRecord(s *store.FeedServer) Record {
 		Name: s.Name, Title: s.Title, Version: s.Version, Description: s.Description, WebsiteURL: s.WebsiteURL,
 		CardURL: s.CardURL, CardKey: s.CardKey, CardInline: s.CardInline, CardSHA256: s.CardSHA256, Grade: s.Grade,
 		Findings: s.Findings, ListedBy: make([]Listing, 0, len(s.Listings)), FirstSeen: s.FirstSeen, LastSeen: s.LastSeen,
+		Category: s.Category, CategorySource: s.CategorySource,
 	}
 	if s.Repository != "" {
 		var repo servercard.Repository

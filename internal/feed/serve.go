@@ -39,6 +39,11 @@ type ServerOptions struct {
 	// after it a client revalidates with If-None-Match and gets a 304 while
 	// nothing changed.
 	MaxAge time.Duration
+	// Catalog says who aggregates /.well-known/ai-catalog.json.
+	Catalog CatalogOptions
+	// Site, when set, serves / and every path the feed does not (the
+	// person-facing pages of internal/site) instead of the one-table page.
+	Site http.Handler
 }
 
 // shapeVersion is part of every ETag: a cardcrawl that writes different
@@ -62,7 +67,11 @@ func Handler(opts ServerOptions) http.Handler {
 	}
 	s := &server{opts: opts}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", s.cached(s.page))
+	if opts.Site != nil {
+		mux.Handle("/", opts.Site)
+	} else {
+		mux.HandleFunc("GET /{$}", s.cached(s.page))
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	for _, f := range Formats {
 		mux.HandleFunc("GET "+f.Path, s.cached(s.file(f)))
@@ -127,7 +136,7 @@ func (s *server) file(f Format) http.HandlerFunc {
 		w.Header().Set("Content-Type", f.ContentType)
 		w.Header().Set("Access-Control-Allow-Origin", "*")
 		sw := &stallWriter{w: w, rc: http.NewResponseController(w), stall: s.opts.StallTimeout}
-		if err := f.Write(r.Context(), sw, s.opts.Store, WriteOptions{}); err != nil {
+		if err := f.Write(r.Context(), sw, s.opts.Store, WriteOptions{Catalog: s.opts.Catalog}); err != nil {
 			s.opts.Logger.Warn("writing the feed", "format", f.Name, "err", err)
 		}
 	}

@@ -56,8 +56,11 @@ func filledStore(t testing.TB, domains int) (*store.DB, *testClock) {
 // TestStoreGolden pins every format's bytes for a database filled through
 // the store's own writes: shared endpoints, cards without remotes, inline
 // cards, probes, decisions, hostile text and links. The files were written
-// by the export that read every server into memory; the streamed export
-// must write the same bytes.
+// by the export that read every server into memory (main's, categories
+// and the publishers' AI Catalog included); the streamed export must write
+// the same bytes. store.ai-catalog.minted is the AI Catalog of an operator
+// that names its own domain: the cards whose publisher gave no identifier
+// get one minted instead of being left out.
 func TestStoreGolden(t *testing.T) {
 	db, _ := filledStore(t, 40)
 	for _, f := range feed.FormatNames() {
@@ -67,6 +70,23 @@ func TestStoreGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, "store."+f, buf.Bytes())
+		})
+	}
+	for _, c := range []struct {
+		name, publisher string
+		skipped         int
+	}{{"store.ai-catalog", "", 3}, {"store.ai-catalog.minted", "directory.example", 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			skipped := -1
+			if err := feed.Write(context.Background(), &buf, "ai-catalog", db, feed.WriteOptions{
+				Catalog: feed.CatalogOptions{PublisherDomain: c.publisher}, Skipped: &skipped}); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.name, buf.Bytes())
+			if skipped != c.skipped {
+				t.Errorf("skipped %d cards, want %d", skipped, c.skipped)
+			}
 		})
 	}
 }

@@ -26,6 +26,11 @@ type WriteOptions struct {
 	// tombstones included (formats with Delta only). A stored time
 	// (store.FormatTime).
 	Since string
+	// Catalog says who aggregates the AI Catalog (ai-catalog only).
+	Catalog CatalogOptions
+	// Skipped, when set, receives how many cards the AI Catalog left out
+	// for want of a publisher identifier (see CatalogOptions).
+	Skipped *int
 }
 
 // Format is one published shape of the feed. Adding a format is adding a
@@ -263,56 +268,4 @@ func writeRegistryJSON(ctx context.Context, w io.Writer, src Source, _ WriteOpti
 // metadata is the export's list metadata: the count only.
 type metadata struct {
 	Count int `json:"count"`
-}
-
-// aiCatalogEntry is one entry of the AI Catalog the feed publishes
-// (fields in the order the feed has always written them).
-type aiCatalogEntry struct {
-	Data        any    `json:"data,omitempty"`
-	DisplayName string `json:"displayName,omitempty"`
-	Identifier  string `json:"identifier"`
-	Type        string `json:"type"`
-	URL         string `json:"url,omitempty"`
-}
-
-type aiCatalogHost struct {
-	DisplayName string `json:"displayName"`
-}
-
-// writeAICatalog publishes the discovered cards as an AI Catalog.
-// Identifiers are cardcrawl's own (not urn:air): the spec requires an
-// operator that is not the publisher to use identifiers under its own
-// control.
-func writeAICatalog(ctx context.Context, w io.Writer, src Source, _ WriteOptions) error {
-	if _, err := io.WriteString(w, "{\n  \"entries\": "); err != nil {
-		return fmt.Errorf("write ai-catalog: %w", err)
-	}
-	arr := newJSONArray(w, "  ")
-	err := src.EachFeedEntry(ctx, func(e *store.FeedEntry) error {
-		first := &e.Records[0]
-		entry := aiCatalogEntry{Identifier: "cardcrawl:card:" + e.CardKey, Type: "application/mcp-server-card+json",
-			DisplayName: first.Title}
-		if first.CardURL != "" && !first.CardInline {
-			entry.URL = first.CardURL
-		} else {
-			entry.Data = decodeCard(e.CardJSON)
-		}
-		return arr.add(entry)
-	})
-	if err == nil {
-		err = arr.close()
-	}
-	if err == nil {
-		_, err = io.WriteString(w, ",\n")
-	}
-	if err == nil {
-		err = writeMember(w, "host", aiCatalogHost{DisplayName: "cardcrawl discovered servers"}, false)
-	}
-	if err == nil {
-		err = writeMember(w, "specVersion", "1.0", true)
-	}
-	if err != nil {
-		return fmt.Errorf("write ai-catalog: %w", err)
-	}
-	return nil
 }

@@ -41,3 +41,24 @@ func (l List) HasError() bool {
 	}
 	return false
 }
+
+// Has reports whether any finding has the code.
+func (l List) Has(code string) bool {
+	for _, f := range l {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// CodeUTF8BOM is the one code more than one parser emits (catalog and
+// servercard), so it is defined here, with its one severity: a warning,
+// because RFC 8259 forbids a byte order mark before JSON, though the
+// document is read once it is skipped.
+const CodeUTF8BOM = "utf8_bom"
+
+// AddUTF8BOM records a leading byte order mark that was skipped.
+func (l *List) AddUTF8BOM() {
+	l.Add(Warning, CodeUTF8BOM, "", "the document starts with a UTF-8 byte order mark, which JSON forbids; ignored")
+}

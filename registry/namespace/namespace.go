@@ -7,6 +7,9 @@
 // What it finds is evidence, not a verdict: a published key shows the domain
 // holder opted in, not that they published a given entry, and a key removed
 // after publishing says nothing bad about the entry.
+//
+// Run streams namespaces from the store through the small Store interface
+// declared in run.go; internal/pipeline runs it after the reconciliation.
 package namespace
 
 import (

@@ -244,7 +244,7 @@ func TestRunKeepsEarlierChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	resolver := dnsServer(t, map[string][]string{"example.com.": {"v=MCPv1; k=ed25519; p=" + edKey()}})
-	now := func() string { return "2026-07-01T00:00:00Z" }
+	now := func() string { return "2026-07-01T00:00:00.000000000Z" }
 	if _, err := namespace.Run(ctx, db, namespace.RunOptions{Checker: namespace.NewChecker(namespace.Options{Resolver: resolver}), Now: now}); err != nil {
 		t.Fatal(err)
 	}
@@ -262,8 +262,8 @@ func TestRunKeepsEarlierChecks(t *testing.T) {
 		got = append(got, short{r.Namespace, r.Kind, r.Domain, r.Method, r.CheckedAt})
 	}
 	want := []short{
-		{"com.example", "domain", "example.com", "dns", "2026-07-01T00:00:00Z"},
-		{"io.github.octo", "github", "", "github", "2026-07-01T00:00:00Z"},
+		{"com.example", "domain", "example.com", "dns", "2026-07-01T00:00:00.000000000Z"},
+		{"io.github.octo", "github", "", "github", "2026-07-01T00:00:00.000000000Z"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stored namespaces (-want +got):\n%s", diff)
@@ -408,6 +408,7 @@ func TestRunRemovesNamespacesNoLongerNamed(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	for _, q := range []string{
+		`INSERT INTO domains (domain, added_at, state) VALUES ('a.example', 'now', 'done')`,
 		`INSERT INTO cards (key, sha256, name, grade, json, first_seen, last_seen, changed_at) VALUES
 			('https://a.example/card', 'x', 'org.example/x', 'conformant', '{"name":"org.example/x"}', 'now', 'now', 'now')`,
 		`INSERT INTO listings (domain, catalog_url, identifier, card_key, remote_norm, first_seen, last_seen) VALUES
@@ -534,6 +535,7 @@ func TestCollectGroupsAcrossCardsAndEntries(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	for _, q := range []string{
+		`INSERT INTO domains (domain, added_at, state) VALUES ('a.example', 'now', 'done'), ('c.example', 'now', 'done')`,
 		`INSERT INTO cards (key, sha256, name, grade, json, first_seen, last_seen, changed_at) VALUES
 			('https://a.example/card', 'x', 'com.example/a', 'conformant', '{"name":"com.example/a","repository":{"url":"https://github.com/e/a"}}', 'now', 'now', 'now'),
 			('https://c.example/card', 'x', 'com.example/c', 'conformant', '{"name":"com.example/c"}', 'now', 'now', 'now')`,

@@ -10,6 +10,22 @@ import (
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
+// Docs is where namespaces come from: the names of listed cards and latest
+// Registry entries, in byte order. *store.DB implements it.
+type Docs interface {
+	EachNamedDoc(ctx context.Context, fn func(store.NamedDoc) error) error
+}
+
+// Store is what Run needs: the names, each namespace's earlier outcome (a
+// transient failure keeps it), and a sweep that replaces the stored list.
+type Store interface {
+	Docs
+	Namespace(ctx context.Context, name string) (store.NamespaceRow, bool, error)
+	StartNamespaceSweep() store.NamespaceSweep
+	// Now is the store's clock, in its timestamp format.
+	Now() string
+}
+
 // Subject is one namespace found among cards and Registry entries, with the
 // repository URLs its servers name.
 type Subject struct {
@@ -21,7 +37,7 @@ type Subject struct {
 // Collect gathers every namespace named by a stored card or a latest
 // Registry entry, in the order Each yields them. Tests and small tools use
 // it; Run streams.
-func Collect(ctx context.Context, db *store.DB) ([]Subject, error) {
+func Collect(ctx context.Context, db Docs) ([]Subject, error) {
 	var out []Subject
 	err := Each(ctx, db, func(s Subject) error {
 		out = append(out, s)
@@ -34,7 +50,7 @@ func Collect(ctx context.Context, db *store.DB) ([]Subject, error) {
 // or by a latest Registry entry, with its server names and repository
 // URLs. Names stream from the store in byte order, where a namespace's
 // names ("ns/…") are adjacent, so one namespace is held at a time.
-func Each(ctx context.Context, db *store.DB, fn func(Subject) error) error {
+func Each(ctx context.Context, db Docs, fn func(Subject) error) error {
 	var (
 		cur            string
 		servers, repos map[string]bool
@@ -116,7 +132,7 @@ const runChunk = 256
 // ctx ends mid-way, the checks that finished are stored, the rest keep
 // their earlier outcome, nothing is removed, and the error wraps
 // ctx.Err().
-func Run(ctx context.Context, db *store.DB, opts RunOptions) (Summary, error) {
+func Run(ctx context.Context, db Store, opts RunOptions) (Summary, error) {
 	if opts.Now == nil {
 		opts.Now = db.Now
 	}
@@ -157,7 +173,7 @@ func Run(ctx context.Context, db *store.DB, opts RunOptions) (Summary, error) {
 // there is a Checker, and saves it; it returns how many checks finished.
 // What finished is saved even after Ctrl-C: the write is one short
 // transaction.
-func runSubjects(ctx context.Context, db *store.DB, opts RunOptions, sweep *store.NamespaceSweep, subjects []Subject) (int, error) {
+func runSubjects(ctx context.Context, db Store, opts RunOptions, sweep store.NamespaceSweep, subjects []Subject) (int, error) {
 	results := make([]Result, len(subjects))
 	checkedAt := make([]string, len(subjects))
 	var todo []int

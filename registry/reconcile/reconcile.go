@@ -5,8 +5,9 @@
 // that listed the card (never at or above a public suffix such as co.uk).
 // Cards and entries left unmatched are results too.
 //
-// Match is pure; Run reads the store, matches, and replaces the stored
-// results in one transaction.
+// Match is pure; Run reads the store through the small Store interface
+// declared here, matches, and replaces the stored results as a whole.
+// internal/pipeline runs it after every crawl and Registry sync.
 package reconcile
 
 import (
@@ -420,6 +421,25 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// Source is what a reconciliation reads: the latest Registry entries and
+// the cards domains list now, each streamed. *store.DB implements it.
+type Source interface {
+	EachLatestRegistryEntry(ctx context.Context, fn func(store.RegistryEntry) error) error
+	EachListedCard(ctx context.Context, fn func(store.ReconcileCard) error) error
+}
+
+// Store is what Run needs: the Source, and somewhere to replace the stored
+// reconciliation as a whole.
+type Store interface {
+	Source
+	NewReconcileWriter(ctx context.Context) (store.ReconcileWriter, error)
+}
+
+// Results reads a stored reconciliation back (Load).
+type Results interface {
+	ReconcileResults(ctx context.Context) ([]store.ReconcileRow, error)
+}
+
 // Counts is how many results of each kind a reconciliation produced.
 type Counts struct {
 	Pairs, CardOnly, RegistryOnly int
@@ -430,7 +450,7 @@ type Counts struct {
 // held in memory, as indexes; cards stream from the store in key order and
 // results are written in batches, then swapped in as a whole. Documents
 // that do not parse are skipped and logged, not fatal.
-func Run(ctx context.Context, db *store.DB, opts Options) (Counts, error) {
+func Run(ctx context.Context, db Store, opts Options) (Counts, error) {
 	opts.defaults()
 	var n Counts
 	w, err := db.NewReconcileWriter(ctx)
@@ -468,7 +488,7 @@ func Run(ctx context.Context, db *store.DB, opts Options) (Counts, error) {
 
 // Compute reconciles as Run does but only reads the store, returning the
 // whole Result (for a read-only command that prints it).
-func Compute(ctx context.Context, db *store.DB, opts Options) (Result, error) {
+func Compute(ctx context.Context, db Source, opts Options) (Result, error) {
 	opts.defaults()
 	res := Result{Pairs: []Pair{}, CardOnly: []CardOnly{}, RegistryOnly: []RegistryOnly{}}
 	err := walk(ctx, db, opts, func(pairs []Pair, only *CardOnly) error {
@@ -496,7 +516,7 @@ func (o *Options) defaults() {
 // walk loads the latest Registry entries into a matcher, streams the
 // listed cards through it in key order (calling card for each), then hands
 // the entries no card matched to rest.
-func walk(ctx context.Context, db *store.DB, opts Options, card func([]Pair, *CardOnly) error, rest func([]RegistryOnly) error) error {
+func walk(ctx context.Context, db Source, opts Options, card func([]Pair, *CardOnly) error, rest func([]RegistryOnly) error) error {
 	var entries []Entry
 	if err := db.EachLatestRegistryEntry(ctx, func(se store.RegistryEntry) error {
 		e := Entry{Source: se.Source, Name: se.Name, Version: se.Version, Status: se.Status}
@@ -565,7 +585,7 @@ func nonNilDiffs(d []Diff) []Diff {
 }
 
 // Load reads the stored reconciliation back into a Result.
-func Load(ctx context.Context, db *store.DB) (Result, error) {
+func Load(ctx context.Context, db Results) (Result, error) {
 	rows, err := db.ReconcileResults(ctx)
 	if err != nil {
 		return Result{}, err

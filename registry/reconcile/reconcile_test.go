@@ -140,6 +140,10 @@ func addCards(t testing.TB, db *store.DB, cards []reconcile.Card) {
 			t.Fatal(err)
 		}
 		for _, d := range c.Domains {
+			if _, err := tx.Exec(`INSERT INTO domains (domain, added_at, state) VALUES (?, 'now', 'done')
+				ON CONFLICT (domain) DO NOTHING`, d); err != nil {
+				t.Fatal(err)
+			}
 			if _, err := tx.Exec(`INSERT INTO listings (domain, catalog_url, identifier, card_key, remote_norm, first_seen, last_seen)
 				VALUES (?, ?, 'id', ?, '', 'now', 'now')`, d, "https://"+d+"/.well-known/ai-catalog.json", c.Key); err != nil {
 				t.Fatal(err)

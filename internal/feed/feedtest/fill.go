@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -37,15 +38,17 @@ func Domain(i int) string { return fmt.Sprintf("d%06d.example", i) }
 // previous domain's fetched card, so endpoints are shared across domains,
 // and its inline card declares that card's endpoint too;
 // every 13th card carries hostile text (control characters, a formula, a
-// javascript: link). Every endpoint gets a probe decision; every 3rd is
-// probed ok and every 11th times out.
+// javascript: link); every 9th domain lists its fetched card as found at a
+// legacy path (no publisher identifier). Every endpoint gets a probe
+// decision; every 3rd is probed ok and every 11th times out. Some servers
+// get a stored category (see categories).
 func Fill(ctx context.Context, db *store.DB, opts Options) error {
 	for i := opts.From; i < opts.From+opts.Domains; i++ {
 		if opts.BeforeDomain != nil {
 			opts.BeforeDomain()
 		}
 		r := domainResult(i, opts.RunID)
-		if err := db.SaveDomain(ctx, r); err != nil {
+		if err := save(ctx, db, r); err != nil {
 			return err
 		}
 		for _, m := range r.Remotes {
@@ -53,8 +56,32 @@ func Fill(ctx context.Context, db *store.DB, opts Options) error {
 				return err
 			}
 		}
+		if err := db.SaveCategories(ctx, categories(i)); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// categories are domain i's stored categories: every 4th domain's fetched
+// card (its endpoint, or the card itself when it has none) is travel by
+// name, every 6th domain's inline card's endpoint matched no rule.
+func categories(i int) []store.CategoryRow {
+	d := Domain(i)
+	var out []store.CategoryRow
+	if i%4 == 2 {
+		row := store.CategoryRow{Kind: store.KindEndpoint, Subject: fmt.Sprintf("https://mcp.%s/a", d), Category: "travel",
+			Source: "name"}
+		if i%7 == 0 {
+			row.Kind, row.Subject, row.Source = store.KindCard, "https://"+d+"/card-a.json", "description"
+		}
+		out = append(out, row)
+	}
+	if i%6 == 3 {
+		out = append(out, store.CategoryRow{Kind: store.KindEndpoint, Subject: fmt.Sprintf("https://mcp.%s/b", d),
+			Reason: "no rule matched"})
+	}
+	return out
 }
 
 func probe(ctx context.Context, db *store.DB, run int64, m store.RemoteRecord, i int) error {
@@ -110,7 +137,16 @@ func card(key, source string, inline bool, i int, name string, remotes []store.R
 		name, i%9, desc, jsonString(title), website, repo, i, strings.Join(rs, ","))
 	return store.CardRecord{Key: key, SourceURL: source, Inline: inline, SHA256: fmt.Sprintf("%064x", i*31+len(key)),
 		Name: name, Title: title, Version: fmt.Sprintf("1.%d.0", i%9), Description: desc, WebsiteURL: website,
-		Grade: grade, Findings: json.RawMessage(findings), JSON: []byte(doc)}
+		Grade: grade, Findings: findingList(findings), JSON: []byte(doc)}
+}
+
+// findingList decodes a fixture's findings, written as stored JSON.
+func findingList(s string) finding.List {
+	var l finding.List
+	if err := json.Unmarshal([]byte(s), &l); err != nil {
+		panic(fmt.Sprintf("fixture findings %s: %v", s, err))
+	}
+	return l
 }
 
 func jsonString(s string) string {
@@ -144,7 +180,13 @@ func domainResult(i int, run int64) store.DomainResult {
 	b := card(inlineKey, "", true, i+1, fmt.Sprintf("com.example.d%06d/b", i), bRemotes)
 	r.Cards = []store.CardRecord{a, b}
 	add := func(ident string, c store.CardRecord, rs []store.RemoteRecord) { list(&r, ident, c, rs) }
-	add("urn:example:"+d+":a", a, aRemotes)
+	aIdent := "urn:example:" + d + ":a"
+	if i%9 == 4 {
+		// Found as at a legacy path: the listing only repeats the card URL,
+		// so the publisher gave it no identifier.
+		aIdent = fetched
+	}
+	add(aIdent, a, aRemotes)
 	add("urn:example:"+d+":b", b, bRemotes)
 	if i%5 == 0 && i > 0 {
 		// The previous domain's fetched card, listed here too.
@@ -217,9 +259,18 @@ func Save(ctx context.Context, db *store.DB, runID int64, domain string, cards .
 		}
 		card := store.CardRecord{Key: c.Key, SourceURL: source, Inline: c.Inline, SHA256: sum(doc),
 			Name: c.Name, Title: c.Title, Version: c.Version, Description: c.Description, WebsiteURL: c.WebsiteURL, Grade: grade,
-			Findings: json.RawMessage(findings), JSON: []byte(doc)}
+			Findings: findingList(findings), JSON: []byte(doc)}
 		r.Cards = append(r.Cards, card)
 		list(&r, fmt.Sprintf("urn:example:%s:%d", domain, i), card, rs)
+	}
+	return save(ctx, db, r)
+}
+
+// save records r as a crawl does: the domain is taken on first (the store
+// keeps results of known domains only).
+func save(ctx context.Context, db *store.DB, r store.DomainResult) error {
+	if _, err := db.Enqueue(ctx, []string{r.Domain}, store.EnqueueOptions{}); err != nil {
+		return err
 	}
 	return db.SaveDomain(ctx, r)
 }

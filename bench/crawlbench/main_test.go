@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestSmoke runs the harness as BENCHMARKS.md does, on 200 domains: both
+// binaries are built, the web is served, the crawl and the bare fetcher
+// run against it, and the report is complete. No figure is judged: timing
+// belongs to the benchmarks, not to the tests.
+func TestSmoke(t *testing.T) {
+	var stdout, stderr strings.Builder
+	code := run(context.Background(), []string{"--domains", "200", "--concurrency", "8", "--dir", t.TempDir(),
+		"--latency", "1ms", "--unresolvable-share", "0.05", "--json"},
+		&stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+	}
+	var rs []Result
+	sc := bufio.NewScanner(strings.NewReader(stdout.String()))
+	for sc.Scan() {
+		var r Result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		rs = append(rs, r)
+	}
+	if len(rs) != 1 {
+		t.Fatalf("got %d results, want 1:\n%s", len(rs), stdout.String())
+	}
+	r := rs[0]
+	if r.Crawled != 200 || r.Cards == 0 {
+		t.Errorf("crawl: %d domains crawled, %d cards; want 200 and some cards", r.Crawled, r.Cards)
+	}
+	if r.Bare == nil || r.BareRequests < 200 {
+		t.Errorf("bare fetcher: %+v, %d requests; want at least one per domain", r.Bare, r.BareRequests)
+	}
+	if r.Crawl.CPUSeconds <= 0 || r.Crawl.MaxRSSKiB <= 0 || r.LimitSeconds <= 0 {
+		t.Errorf("measure incomplete: %+v, limit %v", r.Crawl, r.LimitSeconds)
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"--concurrency", "0"}, {"--domains", "0"}, {"extra"}, {"--nope"}} {
+		var out, errOut strings.Builder
+		if code := run(context.Background(), args, &out, &errOut); code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+	}
+}

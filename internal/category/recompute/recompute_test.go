@@ -1,0 +1,138 @@
+package recompute_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/internal/category/recompute"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+const at = "2026-11-30T00:00:00Z"
+
+type fixture struct {
+	t  *testing.T
+	db *store.DB
+}
+
+func (f fixture) exec(q string, args ...any) {
+	f.t.Helper()
+	if _, err := f.db.SQL().Exec(q, args...); err != nil {
+		f.t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// endpoint lists an endpoint whose card has the given name and description,
+// and, when tools is not nil, an ok probe that listed those tools.
+func (f fixture) endpoint(norm, name, desc string, tools []string) {
+	f.t.Helper()
+	key := "https://cards.example/" + norm
+	f.exec(`INSERT INTO cards (key, sha256, name, description, grade, json, first_seen, last_seen, changed_at)
+		VALUES (?, 'x', ?, ?, 'conformant', '{}', ?, ?, ?)`, key, name, desc, at, at, at)
+	f.exec(`INSERT INTO remotes (url_norm, url, type, card_key, json, first_seen, last_seen, changed_at)
+		VALUES (?, ?, 'streamable-http', ?, '{}', ?, ?, ?)`, norm, norm, key, at, at, at)
+	f.exec(`INSERT INTO listings (domain, catalog_url, identifier, card_key, remote_norm, first_seen, last_seen)
+		VALUES ('d.example', 'https://d.example/c', ?, ?, ?, ?, ?)`, norm, key, norm, at, at)
+	if tools != nil {
+		rec, _ := json.Marshal(map[string]any{"outcome": "ok", "toolNames": tools, "toolCount": len(tools)})
+		f.exec(`INSERT INTO probes (remote_norm, url, probed_at, outcome, result) VALUES (?, ?, ?, 'ok', ?)`,
+			norm, norm, at, string(rec))
+	}
+}
+
+func (f fixture) categories() map[string]string {
+	f.t.Helper()
+	rows, err := f.db.SQL().Query(`SELECT kind, subject, category, source, reason FROM server_categories`)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var kind, subject, cat, src, reason string
+		if err := rows.Scan(&kind, &subject, &cat, &src, &reason); err != nil {
+			f.t.Fatal(err)
+		}
+		out[kind+" "+subject] = cat + "/" + src + reason
+	}
+	return out
+}
+
+func TestRun(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Listings name their domain (a declared foreign key).
+	if _, err := db.SQL().Exec(`INSERT INTO domains (domain, added_at, state) VALUES ('d.example', 'now', 'done')`); err != nil {
+		t.Fatal(err)
+	}
+	f := fixture{t, db}
+	travelTools := []string{"search_flights", "book_hotel", "list_airports"}
+	f.endpoint("https://a.example/mcp", "com.example/flight-finder", "", nil)
+	f.endpoint("https://b.example/mcp", "com.example/acme", "Recipes for dinner.", nil)
+	f.endpoint("https://c.example/mcp", "com.example/acme", "", travelTools)
+	// A gateway's tool set listed identically by 20 servers says nothing.
+	gateway := []string{"call_tool", "search_flights", "book_hotel", "list_airports"}
+	for i := range 20 {
+		f.endpoint(fmt.Sprintf("https://gw%02d.example/mcp", i), "com.example/gateway", "", gateway)
+	}
+	f.exec(`INSERT INTO registry_entries (source, name, version, status, is_latest, server_json, first_seen, last_seen, changed_at)
+		VALUES ('https://registry.example', 'io.github.x/acme', '1.0.0', 'active', 1,
+		'{"name":"io.github.x/acme","description":"Stock quotes"}', ?, ?, ?)`, at, at, at)
+
+	res, err := recompute.Run(ctx, db, recompute.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Servers != 24 || res.Changed != 24 || res.CommonSets != 1 || res.ToolSets != 21 {
+		t.Errorf("first run = %+v", res)
+	}
+	got := f.categories()
+	want := map[string]string{
+		"endpoint https://a.example/mcp": "travel/name",
+		"endpoint https://b.example/mcp": "food_delivery/description",
+		"endpoint https://c.example/mcp": "travel/tools",
+		"registry io.github.x/acme":      "finance/description",
+	}
+	for i := range 20 {
+		want[fmt.Sprintf("endpoint https://gw%02d.example/mcp", i)] = "/common_tool_set"
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("categories (-want +got):\n%s", diff)
+	}
+
+	// Nothing new: nothing written.
+	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Changed != 0 || res.ToolSets != 0 {
+		t.Errorf("second run = %+v, %v", res, err)
+	}
+
+	// One gateway stops listing: 19 left, the set is no longer common and
+	// its tools decide; the gone server's category is removed.
+	f.exec(`UPDATE listings SET active = 0 WHERE remote_norm = 'https://gw00.example/mcp'`)
+	f.exec(`DELETE FROM probes WHERE remote_norm = 'https://gw00.example/mcp'`)
+	f.exec(`DELETE FROM endpoint_tools WHERE remote_norm = 'https://gw00.example/mcp'`)
+	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Changed != 19 || res.Removed != 1 || res.CommonSets != 0 {
+		t.Errorf("third run = %+v, %v", res, err)
+	}
+	if got := f.categories()["endpoint https://gw01.example/mcp"]; got != "travel/tools" {
+		t.Errorf("gateway after the set stopped being common: %q", got)
+	}
+
+	// A newer ok probe with other tools is read again.
+	rec, _ := json.Marshal(map[string]any{"outcome": "ok", "toolNames": []string{"play_song", "music_search", "podcast_feed"}, "toolCount": 3})
+	f.exec(`INSERT INTO probes (remote_norm, url, probed_at, outcome, result) VALUES ('https://c.example/mcp', 'x', ?, 'ok', ?)`, at, string(rec))
+	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Changed != 1 || res.ToolSets != 1 {
+		t.Errorf("after a new probe = %+v, %v", res, err)
+	}
+	if got := f.categories()["endpoint https://c.example/mcp"]; got != "media/tools" {
+		t.Errorf("after a new probe: %q", got)
+	}
+}

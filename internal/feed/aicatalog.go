@@ -1,0 +1,162 @@
+package feed
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cardcrawl/cardcrawl/servercard"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// CatalogOptions say who aggregates the AI Catalog of what was found.
+type CatalogOptions struct {
+	// PublisherDomain is the operator's own domain: the host block names it,
+	// and entries whose publisher gave no identifier get one minted under it
+	// (urn:air:DOMAIN:mcp-server-card:HASH). Without it such entries are
+	// left out.
+	PublisherDomain string
+	// HostName is the host block's displayName (default: "cardcrawl
+	// directory at DOMAIN", or "cardcrawl discovered servers").
+	HostName string
+}
+
+// errNoIdentifier: the publisher gave the card no identifier.
+var errNoIdentifier = errors.New("no publisher identifier")
+
+// directoryCatalog builds the AI Catalog of the discovered cards an entry
+// at a time, keeping each entry's original identifier: the publisher's,
+// from the catalog entry that listed the card (how a client recognises one
+// server across catalogs). Each entry points at the card where it was found
+// (url), or carries an inline card (data). Where the publisher gave none (a
+// card found at a legacy path, whose listing repeats the card URL) or the
+// same identifier and version would appear twice, an identifier is minted
+// under PublisherDomain; without one such entries are left out and counted
+// in skipped. The host block says who aggregated the catalog.
+type directoryCatalog struct {
+	o       CatalogOptions
+	used    map[string]bool // identifier + version: one string per entry written
+	skipped int
+}
+
+func newDirectoryCatalog(o CatalogOptions) *directoryCatalog {
+	return &directoryCatalog{o: o, used: map[string]bool{}}
+}
+
+// entry is the catalog entry of a card, described by r (its first record)
+// and card (the card as decoded), or nil when it is left out.
+func (c *directoryCatalog) entry(r Record, card *servercard.Card) map[string]any {
+	e := map[string]any{"type": "application/mcp-server-card+json"}
+	switch {
+	case r.CardURL != "" && !r.CardInline:
+		e["url"] = r.CardURL
+	case card != nil:
+		e["data"] = card
+	default:
+		return nil
+	}
+	id, err := publisherIdentifier(r)
+	if err != nil || c.used[id+"\x00"+r.Version] {
+		if c.o.PublisherDomain == "" {
+			c.skipped++
+			return nil
+		}
+		id = MintIdentifier(c.o.PublisherDomain, r.CardKey)
+	}
+	c.used[id+"\x00"+r.Version] = true
+	e["identifier"] = id
+	if r.Version != "" {
+		e["version"] = r.Version
+	}
+	if name := firstNonEmpty(r.Title, r.Name); name != "" {
+		e["displayName"] = name
+	}
+	if len(r.ListedBy) > 0 {
+		e["extensions"] = map[string]any{MetaKey: map[string]any{"foundIn": r.ListedBy[0].CatalogURL, "cardKey": r.CardKey}}
+	}
+	return e
+}
+
+// host is the catalog's host block.
+func (c *directoryCatalog) host() map[string]any {
+	host := map[string]any{"displayName": "cardcrawl discovered servers"}
+	if c.o.PublisherDomain != "" {
+		host["displayName"] = "cardcrawl directory at " + c.o.PublisherDomain
+		host["identifier"] = c.o.PublisherDomain
+	}
+	if c.o.HostName != "" {
+		host["displayName"] = c.o.HostName
+	}
+	return host
+}
+
+// writeAICatalog streams the directory's AI Catalog: one entry per
+// describing card, in the order of each card's first record, written as
+// encoding/json writes the whole document (members in key order).
+func writeAICatalog(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
+	c := newDirectoryCatalog(opts.Catalog)
+	if _, err := io.WriteString(w, "{\n  \"entries\": "); err != nil {
+		return fmt.Errorf("write ai-catalog: %w", err)
+	}
+	arr := newJSONArray(w, "  ")
+	err := src.EachFeedEntry(ctx, func(e *store.FeedEntry) error {
+		if entry := c.entry(NewRecord(&e.Records[0]), decodeCard(e.CardJSON)); entry != nil {
+			return arr.add(entry)
+		}
+		return nil
+	})
+	if err == nil {
+		err = arr.close()
+	}
+	if err == nil {
+		_, err = io.WriteString(w, ",\n")
+	}
+	if err == nil {
+		err = writeMember(w, "host", c.host(), false)
+	}
+	if err == nil {
+		err = writeMember(w, "specVersion", "1.0", true)
+	}
+	if err != nil {
+		return fmt.Errorf("write ai-catalog: %w", err)
+	}
+	if opts.Skipped != nil {
+		*opts.Skipped = c.skipped
+	}
+	return nil
+}
+
+// publisherIdentifier is the identifier the publisher's catalog gave the
+// card: the first listing's (listings are in domain, catalog order). A
+// listing that only repeats the card's own URL was made up by the crawler
+// for a card found without a catalog.
+func publisherIdentifier(r Record) (string, error) {
+	for _, l := range r.ListedBy {
+		if l.Identifier != "" && l.Identifier != r.CardKey && l.CatalogURL != r.CardKey {
+			return l.Identifier, nil
+		}
+	}
+	return "", errNoIdentifier
+}
+
+// MintIdentifier is the identifier an aggregator at domain gives a card
+// whose publisher gave none: urn:air:DOMAIN:mcp-server-card: and the first 16
+// hex digits of the SHA-256 of the card key (its URL, or catalog URL and
+// JSON pointer). It is stable as long as the card stays where it is.
+func MintIdentifier(domain, cardKey string) string {
+	sum := sha256.Sum256([]byte(cardKey))
+	return "urn:air:" + strings.ToLower(domain) + ":mcp-server-card:" + hex.EncodeToString(sum[:8])
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

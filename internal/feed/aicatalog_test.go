@@ -1,0 +1,82 @@
+package feed
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// directoryCatalogOf builds the catalog of records as writeAICatalog does,
+// from the first record of each card (the store's entries give exactly
+// those, in this order).
+func directoryCatalogOf(recs []Record, o CatalogOptions) (map[string]any, int) {
+	c := newDirectoryCatalog(o)
+	entries := []map[string]any{}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if seen[r.CardKey] {
+			continue
+		}
+		seen[r.CardKey] = true
+		if e := c.entry(r, nil); e != nil {
+			entries = append(entries, e)
+		}
+	}
+	return map[string]any{"specVersion": "1.0", "host": c.host(), "entries": entries}, c.skipped
+}
+
+func TestDirectoryCatalog(t *testing.T) {
+	listed := func(catalog, id string) []Listing {
+		return []Listing{{Domain: "a.example", CatalogURL: catalog, Identifier: id}}
+	}
+	legacy := "https://legacy.example/.well-known/mcp/server-card.json"
+	recs := []Record{
+		{CardKey: "https://cards.example/one", CardURL: "https://cards.example/one", Name: "com.example/one", Version: "1.0.0",
+			ListedBy: listed("https://a.example/.well-known/ai-catalog.json", "urn:air:a.example:mcp:one")},
+		// A second endpoint of the same card: one entry.
+		{CardKey: "https://cards.example/one", CardURL: "https://cards.example/one",
+			ListedBy: listed("https://a.example/.well-known/ai-catalog.json", "urn:air:a.example:mcp:one")},
+		// Found at a legacy path: the listing only repeats the card URL.
+		{CardKey: legacy, CardURL: legacy, Title: "Legacy", ListedBy: listed(legacy, legacy)},
+		// Another card claiming the same identifier and version.
+		{CardKey: "https://cards.example/copy", CardURL: "https://cards.example/copy", Version: "1.0.0",
+			ListedBy: listed("https://b.example/.well-known/ai-catalog.json", "urn:air:a.example:mcp:one")},
+	}
+	minted := MintIdentifier("Directory.example", legacy)
+	if minted != "urn:air:directory.example:mcp-server-card:"+minted[len(minted)-16:] || len(minted) != len("urn:air:directory.example:mcp-server-card:")+16 {
+		t.Fatalf("minted %q", minted)
+	}
+	ids := func(c map[string]any) []string {
+		var out []string
+		for _, e := range c["entries"].([]map[string]any) {
+			out = append(out, e["identifier"].(string)+" "+e["url"].(string))
+		}
+		return out
+	}
+
+	c, skipped := directoryCatalogOf(recs, CatalogOptions{PublisherDomain: "directory.example"})
+	want := []string{
+		"urn:air:a.example:mcp:one https://cards.example/one",
+		minted + " " + legacy,
+		MintIdentifier("directory.example", "https://cards.example/copy") + " https://cards.example/copy",
+	}
+	if diff := cmp.Diff(want, ids(c)); diff != "" || skipped != 0 {
+		t.Errorf("with a publisher domain, skipped %d, entries (-want +got):\n%s", skipped, diff)
+	}
+	if diff := cmp.Diff(map[string]any{"displayName": "cardcrawl directory at directory.example", "identifier": "directory.example"}, c["host"]); diff != "" {
+		t.Errorf("host (-want +got):\n%s", diff)
+	}
+	ext := c["entries"].([]map[string]any)[0]["extensions"].(map[string]any)[MetaKey].(map[string]any)
+	if ext["foundIn"] != "https://a.example/.well-known/ai-catalog.json" {
+		t.Errorf("extensions = %v", ext)
+	}
+
+	// Without one, nothing is minted: those entries are left out.
+	c, skipped = directoryCatalogOf(recs, CatalogOptions{})
+	if diff := cmp.Diff(want[:1], ids(c)); diff != "" || skipped != 2 {
+		t.Errorf("without a publisher domain, skipped %d, entries (-want +got):\n%s", skipped, diff)
+	}
+	if _, ok := c["host"].(map[string]any)["identifier"]; ok {
+		t.Error("host identifier without a publisher domain")
+	}
+}

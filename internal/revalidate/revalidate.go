@@ -1,0 +1,108 @@
+// Package revalidate re-judges stored documents with the current rules,
+// without fetching them again: every stored catalog, card and Registry
+// entry carries the version of the rules that judged it (catalog,
+// servercard and registry RulesVersion), and the ones judged by another
+// version get new findings (and, for cards, a new grade) from their stored
+// bodies. Findings the crawl itself added (truncations, nesting, fallbacks)
+// are kept; they do not depend on the rules.
+package revalidate
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/cardcrawl/cardcrawl/catalog"
+	"github.com/cardcrawl/cardcrawl/discover"
+	"github.com/cardcrawl/cardcrawl/internal/finding"
+	"github.com/cardcrawl/cardcrawl/registry"
+	"github.com/cardcrawl/cardcrawl/servercard"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// Documents is what re-judging crawled documents needs from the store.
+type Documents interface {
+	EachStaleCard(ctx context.Context, version string, fn func(store.Judged) error) error
+	EachStaleCatalog(ctx context.Context, version string, fn func(store.Judged) error) error
+	SaveCardJudgement(ctx context.Context, j store.Judgement) error
+	SaveCatalogJudgement(ctx context.Context, j store.Judgement) error
+}
+
+// Entries is what re-validating Registry entries needs from the store.
+type Entries interface {
+	EachStaleRegistryEntry(ctx context.Context, version string, fn func(store.StaleRegistryEntry) error) error
+	SaveRegistryJudgement(ctx context.Context, e store.StaleRegistryEntry, judgedBy string) error
+}
+
+// Summary counts what was re-judged. NoBody counts documents judged by
+// older rules whose body is not stored on its own (inline cards and
+// catalogs): they are re-judged when the document around them is next
+// fetched.
+type Summary struct {
+	Cards    int `json:"cards"`
+	Catalogs int `json:"catalogs"`
+	NoBody   int `json:"noBody"`
+}
+
+// Crawled re-judges the stored cards and catalogs that older rules judged.
+func Crawled(ctx context.Context, st Documents, v *servercard.Validator) (Summary, error) {
+	var s Summary
+	err := st.EachStaleCard(ctx, servercard.RulesVersion, func(j store.Judged) error {
+		if j.Body == nil {
+			s.NoBody++
+			return nil
+		}
+		res := v.Check(j.Body)
+		s.Cards++
+		return st.SaveCardJudgement(ctx, store.Judgement{Key: j.Key, SHA256: j.SHA256, Grade: string(res.Grade),
+			Findings: keepCrawl(j.Findings, res.Findings), JudgedBy: servercard.RulesVersion})
+	})
+	if err != nil {
+		return s, fmt.Errorf("re-judge cards: %w", err)
+	}
+	err = st.EachStaleCatalog(ctx, catalog.RulesVersion, func(j store.Judged) error {
+		if j.Body == nil {
+			s.NoBody++
+			return nil
+		}
+		base, _ := url.Parse(j.BaseURL)
+		if base == nil {
+			base, _ = url.Parse(j.Key)
+		}
+		_, fl, _ := catalog.Parse(j.Body, base, catalog.Options{}) // a parse error is one of the findings
+		s.Catalogs++
+		return st.SaveCatalogJudgement(ctx, store.Judgement{Key: j.Key, SHA256: j.SHA256,
+			Findings: keepCrawl(j.Findings, fl), JudgedBy: catalog.RulesVersion})
+	})
+	if err != nil {
+		return s, fmt.Errorf("re-judge catalogs: %w", err)
+	}
+	return s, nil
+}
+
+// keepCrawl is the parser's new findings plus the crawl's own old ones.
+func keepCrawl(old, parsed finding.List) finding.List {
+	out := append(finding.List(nil), parsed...)
+	for _, f := range old {
+		if discover.CrawlCode(f.Code) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Registry re-validates the stored Registry entries an older validator
+// judged, and returns how many. A delta sync only fetches entries that
+// changed, so without this a rules change would never reach the others.
+func Registry(ctx context.Context, st Entries, v *registry.Validator) (int, error) {
+	n := 0
+	err := st.EachStaleRegistryEntry(ctx, registry.RulesVersion, func(e store.StaleRegistryEntry) error {
+		e.Findings = registry.Revalidate(v, e.Findings, []byte(e.ServerJSON))
+		n++
+		return st.SaveRegistryJudgement(ctx, e, registry.RulesVersion)
+	})
+	if err != nil {
+		return n, fmt.Errorf("re-validate registry entries: %w", err)
+	}
+	return n, nil
+}

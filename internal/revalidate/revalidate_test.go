@@ -1,0 +1,126 @@
+package revalidate_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/discover"
+	"github.com/cardcrawl/cardcrawl/internal/finding"
+	"github.com/cardcrawl/cardcrawl/internal/revalidate"
+	"github.com/cardcrawl/cardcrawl/registry"
+	"github.com/cardcrawl/cardcrawl/servercard"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+func openStore(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func codes(l finding.List) []string {
+	out := []string{}
+	for _, f := range l {
+		out = append(out, f.Code)
+	}
+	return out
+}
+
+// TestCrawledRejudgesFromStoredBodies: a card judged by older rules gets
+// the current validator's findings and grade from its stored body, keeps
+// the crawl's own findings, and is not judged again; an inline card (no
+// body of its own) is counted and left.
+func TestCrawledRejudgesFromStoredBodies(t *testing.T) {
+	ctx := context.Background()
+	db := openStore(t)
+	body := []byte(`{"name":"com.example/x","version":"1.0.0","description":"d",` +
+		`"remotes":[{"type":"streamable-http","url":"https://mcp.example/mcp"}]}`) // no $schema
+	const key = "https://a.example/card"
+	if err := db.AddObservation(ctx, store.Observation{Domain: "a.example", Kind: "card", URL: key, FetchedAt: time.Now(),
+		Status: 200, SHA256: "sha-x"}, body); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Enqueue(ctx, []string{"a.example"}, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	old := finding.List{{Severity: finding.Error, Code: "retired_rule", Message: "m"},
+		{Severity: finding.Warning, Code: discover.CodeRemotesTruncated, Message: "kept"}}
+	if err := db.SaveDomain(ctx, store.DomainResult{Domain: "a.example", Outcome: store.OutcomeCatalog, Definitive: true,
+		Cards: []store.CardRecord{
+			{Key: key, SHA256: "sha-x", Grade: "non_conformant", Findings: old, JSON: []byte(`{}`), JudgedBy: "servercard/0"},
+			{Key: key + "#inline", Inline: true, SHA256: "sha-inline", Grade: "conformant", JSON: []byte(`{}`), JudgedBy: "servercard/0"},
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := servercard.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := revalidate.Crawled(ctx, db, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(revalidate.Summary{Cards: 1, NoBody: 1}, sum); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+	want := v.Check(body)
+	var got store.Judged
+	if err := db.EachStaleCard(ctx, "none", func(j store.Judged) error {
+		if j.Key == key {
+			got = j
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(append(codes(want.Findings), discover.CodeRemotesTruncated), codes(got.Findings)); diff != "" {
+		t.Errorf("findings after re-judging (-want +got):\n%s", diff)
+	}
+	if got.JudgedBy != servercard.RulesVersion {
+		t.Errorf("judged by %q, want %q", got.JudgedBy, servercard.RulesVersion)
+	}
+	if sum, err = revalidate.Crawled(ctx, db, v); err != nil || sum.Cards != 0 {
+		t.Errorf("second pass re-judged %+v (%v), want no card", sum, err)
+	}
+}
+
+// TestRegistryRevalidatesUnchangedEntries: an entry an older validator
+// judged gets the current validator's findings; the parser's stay.
+func TestRegistryRevalidatesUnchangedEntries(t *testing.T) {
+	ctx := context.Background()
+	db := openStore(t)
+	server := `{"name":"com.example/a","version":"1.0.0","description":"d"}` // no $schema
+	old := finding.List{{Severity: finding.Warning, Code: registry.CodeMetaNotObject, Message: "kept"},
+		{Severity: finding.Error, Code: "retired_rule", Message: "m"}}
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: "r", Entries: []store.RegistryEntry{
+		{Name: "com.example/a", Version: "1.0.0", ServerJSON: server, Findings: old, JudgedBy: "registry/0"}}}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := registry.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := revalidate.Registry(ctx, db, v)
+	if err != nil || n != 1 {
+		t.Fatalf("re-validated %d, %v; want 1", n, err)
+	}
+	es, err := db.RegistryEntries(ctx, store.RegistryFilter{})
+	if err != nil || len(es) != 1 {
+		t.Fatalf("entries %v, %v", es, err)
+	}
+	want := append([]string{registry.CodeMetaNotObject}, codes(v.Validate([]byte(server)))...)
+	if diff := cmp.Diff(want, codes(es[0].Findings)); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+	if n, err = revalidate.Registry(ctx, db, v); err != nil || n != 0 {
+		t.Errorf("second pass re-validated %d (%v), want 0", n, err)
+	}
+}

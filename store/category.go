@@ -1,0 +1,261 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+)
+
+// Server kinds of the directory's tables (server_categories.kind).
+const (
+	KindEndpoint = "endpoint" // a remote endpoint: subject is its normalised URL
+	KindCard     = "card"     // a card that declares no remote: subject is its key
+	KindRegistry = "registry" // a latest Registry entry: subject is its name
+)
+
+// categoryPage is how many rows one page of a category pass reads.
+const categoryPage = 500
+
+// ProbeTools is an endpoint's latest ok probe, as the tool-set pass reads
+// it. Result is empty when endpoint_tools already holds this probe.
+type ProbeTools struct {
+	RemoteNorm string
+	ProbeID    int64
+	Result     string
+}
+
+// EachLatestOKProbe calls fn for every endpoint with an ok probe, in URL
+// order, a page at a time, with the probe's record only when its tool set is
+// not yet in endpoint_tools.
+func (db *DB) EachLatestOKProbe(ctx context.Context, fn func(ProbeTools) error) error {
+	return eachPage(categoryPage, func(after string) ([]ProbeTools, error) {
+		page, err := collect(ctx, db.sql, func(rows *sql.Rows) (ProbeTools, error) {
+			var p ProbeTools
+			err := rows.Scan(&p.RemoteNorm, &p.ProbeID, &p.Result)
+			return p, err
+		}, `SELECT last.remote_norm, last.id, CASE WHEN t.probe_id = last.id THEN '' ELSE p.result END
+			FROM (SELECT remote_norm, MAX(id) AS id FROM probes WHERE outcome = 'ok' AND remote_norm > ?
+			      GROUP BY remote_norm ORDER BY remote_norm LIMIT ?) last
+			JOIN probes p ON p.id = last.id
+			LEFT JOIN endpoint_tools t ON t.remote_norm = last.remote_norm
+			ORDER BY last.remote_norm`, after, categoryPage)
+		if err != nil {
+			return nil, fmt.Errorf("latest ok probes: %w", err)
+		}
+		return page, nil
+	}, func(p ProbeTools) string { return p.RemoteNorm }, func(p ProbeTools) error {
+		if p.Result == "" {
+			return nil
+		}
+		return fn(p)
+	})
+}
+
+// EndpointTools is the tool set of an endpoint's latest ok probe.
+type EndpointTools struct {
+	RemoteNorm  string
+	ProbeID     int64
+	Fingerprint string
+	ToolNames   []string
+	ToolCount   int
+}
+
+// SaveEndpointTools upserts tool sets in one transaction.
+func (db *DB) SaveEndpointTools(ctx context.Context, rows []EndpointTools) error {
+	return db.inSQLTx(ctx, "save tool sets", func(tx *sql.Tx) error {
+		for _, r := range rows {
+			names, _ := json.Marshal(nonNil(r.ToolNames))
+			if _, err := tx.ExecContext(ctx, `INSERT INTO endpoint_tools (remote_norm, probe_id, fingerprint, tool_names, tool_count)
+				VALUES (?, ?, ?, ?, ?) ON CONFLICT (remote_norm) DO UPDATE SET probe_id = excluded.probe_id,
+				fingerprint = excluded.fingerprint, tool_names = excluded.tool_names, tool_count = excluded.tool_count`,
+				r.RemoteNorm, r.ProbeID, r.Fingerprint, string(names), r.ToolCount); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// CommonToolSets returns the fingerprints of the tool sets at least
+// minServers endpoints list identically (gateways, templates). There are
+// few of them, whatever the number of servers.
+func (db *DB) CommonToolSets(ctx context.Context, minServers int) ([]string, error) {
+	out, err := collect(ctx, db.sql, scanString, `SELECT fingerprint FROM endpoint_tools WHERE fingerprint <> ''
+		GROUP BY fingerprint HAVING COUNT(*) >= ? ORDER BY fingerprint`, minServers)
+	if err != nil {
+		return nil, fmt.Errorf("common tool sets: %w", err)
+	}
+	return out, nil
+}
+
+// CategorySubject is what the category rules read about one server, and
+// the hash of what they read last time.
+type CategorySubject struct {
+	Kind, Registry, Subject  string
+	Name, Title, Description string
+	// ServerJSON is the Registry entry's server.json (kind registry only:
+	// its title and description are in it).
+	ServerJSON  string
+	ToolNames   []string
+	ToolCount   int
+	Fingerprint string
+	// StoredInputs is the inputs hash of the stored category ("" if none).
+	StoredInputs string
+}
+
+type subjectKey struct{ registry, subject string }
+
+// EachCategorySubject calls fn for every server some domain lists now or
+// the Registry lists as latest, kind by kind, a page at a time: endpoints
+// (described by their best-graded card, as Servers does, with the tools of
+// their latest ok probe), cards that declare no remote, and latest Registry
+// entries (with the tools of the first of their remotes an ok probe listed).
+func (db *DB) EachCategorySubject(ctx context.Context, fn func(CategorySubject) error) error {
+	scan := func(rows *sql.Rows) (CategorySubject, error) {
+		var s CategorySubject
+		var names sql.NullString
+		var count sql.NullInt64
+		var fp, stored sql.NullString
+		err := rows.Scan(&s.Kind, &s.Registry, &s.Subject, &s.Name, &s.Title, &s.Description, &s.ServerJSON,
+			&names, &count, &fp, &stored)
+		if err != nil {
+			return s, err
+		}
+		if names.Valid {
+			_ = json.Unmarshal([]byte(names.String), &s.ToolNames) // written by SaveEndpointTools
+		}
+		s.ToolCount, s.Fingerprint, s.StoredInputs = int(count.Int64), fp.String, stored.String
+		return s, nil
+	}
+	key := func(s CategorySubject) subjectKey { return subjectKey{s.Registry, s.Subject} }
+	stored := func(kind string) string {
+		return `(SELECT sc.inputs FROM server_categories sc WHERE sc.kind = '` + kind + `' AND sc.registry = x.registry AND sc.subject = x.subject)`
+	}
+	queries := []string{
+		// The best-graded card, ties to the smallest key: Servers' rule.
+		`SELECT 'endpoint', x.registry, x.subject, c.name, c.title, c.description, '', t.tool_names, t.tool_count, t.fingerprint, ` + stored(KindEndpoint) + `
+		FROM (SELECT '' AS registry, r.url_norm AS subject FROM remotes r
+		      WHERE ('', r.url_norm) > (?, ?) AND EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)
+		      ORDER BY r.url_norm LIMIT ?) x
+		JOIN cards c ON c.key = (SELECT l.card_key FROM listings l JOIN cards c2 ON c2.key = l.card_key
+		      WHERE l.remote_norm = x.subject AND l.active = 1
+		      ORDER BY CASE c2.grade WHEN 'conformant' THEN 0 WHEN 'near_conformant' THEN 1 ELSE 2 END, c2.key LIMIT 1)
+		LEFT JOIN endpoint_tools t ON t.remote_norm = x.subject
+		ORDER BY x.subject`,
+		`SELECT 'card', x.registry, x.subject, c.name, c.title, c.description, '', NULL, NULL, NULL, ` + stored(KindCard) + `
+		FROM (SELECT '' AS registry, c0.key AS subject FROM cards c0
+		      WHERE ('', c0.key) > (?, ?) AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c0.key AND l.active = 1 AND l.remote_norm = '')
+		      ORDER BY c0.key LIMIT ?) x
+		JOIN cards c ON c.key = x.subject
+		ORDER BY x.subject`,
+		`SELECT 'registry', x.registry, x.subject, e.name, '', '', e.server_json, t.tool_names, t.tool_count, t.fingerprint, ` + stored(KindRegistry) + `
+		FROM (SELECT source AS registry, name AS subject, version FROM registry_entries
+		      WHERE is_latest = 1 AND (source, name) > (?, ?) ORDER BY source, name LIMIT ?) x
+		JOIN registry_entries e ON e.source = x.registry AND e.name = x.subject AND e.version = x.version
+		LEFT JOIN endpoint_tools t ON t.remote_norm = (SELECT rr.url_norm FROM registry_remotes rr
+		      JOIN endpoint_tools t2 ON t2.remote_norm = rr.url_norm
+		      WHERE rr.source = x.registry AND rr.name = x.subject AND rr.version = x.version
+		      ORDER BY rr.url_norm LIMIT 1)
+		ORDER BY x.registry, x.subject`,
+	}
+	for _, q := range queries {
+		err := eachPage(categoryPage, func(after subjectKey) ([]CategorySubject, error) {
+			page, err := collect(ctx, db.sql, scan, q, after.registry, after.subject, categoryPage)
+			if err != nil {
+				return nil, fmt.Errorf("category inputs: %w", err)
+			}
+			return page, nil
+		}, key, fn)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CategoryRow is one server's stored category.
+type CategoryRow struct {
+	Kind, Registry, Subject string
+	Category                string // "" when no rule matched
+	Source                  string // name, description, tools
+	Reason                  string // why none
+	Evidence                []string
+	Inputs                  string
+	ComputedAt              string
+}
+
+// SaveCategories upserts categories in one transaction.
+func (db *DB) SaveCategories(ctx context.Context, rows []CategoryRow) error {
+	now := db.Now()
+	return db.inSQLTx(ctx, "save categories", func(tx *sql.Tx) error {
+		for _, r := range rows {
+			ev, _ := json.Marshal(nonNil(r.Evidence))
+			if _, err := tx.ExecContext(ctx, `INSERT INTO server_categories (kind, registry, subject, category, source, reason,
+				evidence, inputs, computed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT (kind, registry, subject) DO UPDATE SET category = excluded.category, source = excluded.source,
+				reason = excluded.reason, evidence = excluded.evidence, inputs = excluded.inputs, computed_at = excluded.computed_at`,
+				r.Kind, r.Registry, r.Subject, r.Category, r.Source, r.Reason, string(ev), r.Inputs, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// PruneCategories removes the categories of servers no longer listed.
+func (db *DB) PruneCategories(ctx context.Context) (int64, error) {
+	res, err := db.sql.ExecContext(ctx, `DELETE FROM server_categories WHERE
+		(kind = 'endpoint' AND NOT EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = server_categories.subject AND l.active = 1))
+		OR (kind = 'card' AND NOT EXISTS (SELECT 1 FROM listings l WHERE l.card_key = server_categories.subject
+		    AND l.active = 1 AND l.remote_norm = ''))
+		OR (kind = 'registry' AND NOT EXISTS (SELECT 1 FROM registry_entries e WHERE e.source = server_categories.registry
+		    AND e.name = server_categories.subject AND e.is_latest = 1))`)
+	if err != nil {
+		return 0, fmt.Errorf("prune categories: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// Categories returns the stored categories of one kind, keyed by subject
+// (for kind registry: registry base URL, a space, the name).
+func (db *DB) Categories(ctx context.Context, kind string) (map[string]CategoryRow, error) {
+	rows, err := collect(ctx, db.sql, scanCategory, `SELECT kind, registry, subject, category, source, reason, evidence, inputs,
+		computed_at FROM server_categories WHERE kind = ?`, kind)
+	if err != nil {
+		return nil, fmt.Errorf("categories: %w", err)
+	}
+	out := make(map[string]CategoryRow, len(rows))
+	for _, r := range rows {
+		k := r.Subject
+		if r.Registry != "" {
+			k = r.Registry + " " + r.Subject
+		}
+		out[k] = r
+	}
+	return out, nil
+}
+
+func scanCategory(rows *sql.Rows) (CategoryRow, error) {
+	var r CategoryRow
+	var ev string
+	err := rows.Scan(&r.Kind, &r.Registry, &r.Subject, &r.Category, &r.Source, &r.Reason, &ev, &r.Inputs, &r.ComputedAt)
+	_ = json.Unmarshal([]byte(ev), &r.Evidence) // written by SaveCategories
+	return r, err
+}
+
+// inTx runs fn in one transaction.
+func (db *DB) inSQLTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}

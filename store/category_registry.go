@@ -1,0 +1,99 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// RegistryEntryDoc is a latest, active Registry entry as the remote pass
+// reads it. ServerJSON is empty when its registry_remotes rows are current
+// (made from the entry as it is now).
+type RegistryEntryDoc struct {
+	Source, Name, Version string
+	ChangedAt             string
+	ServerJSON            string
+}
+
+// EachLatestActiveEntry calls fn for every latest, active Registry entry,
+// in (source, name) order, a page at a time.
+func (db *DB) EachLatestActiveEntry(ctx context.Context, fn func(RegistryEntryDoc) error) error {
+	return eachPage(categoryPage, func(after subjectKey) ([]RegistryEntryDoc, error) {
+		page, err := collect(ctx, db.sql, func(rows *sql.Rows) (RegistryEntryDoc, error) {
+			var e RegistryEntryDoc
+			err := rows.Scan(&e.Source, &e.Name, &e.Version, &e.ChangedAt, &e.ServerJSON)
+			return e, err
+		}, `SELECT e.source, e.name, e.version, e.changed_at,
+			CASE WHEN EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.source = e.source AND rr.name = e.name
+			     AND rr.version = e.version AND rr.entry_changed_at = e.changed_at) THEN '' ELSE e.server_json END
+			FROM registry_entries e
+			WHERE e.is_latest = 1 AND e.status = 'active' AND (e.source, e.name) > (?, ?)
+			ORDER BY e.source, e.name LIMIT ?`, after.registry, after.subject, categoryPage)
+		if err != nil {
+			return nil, fmt.Errorf("latest active registry entries: %w", err)
+		}
+		return page, nil
+	}, func(e RegistryEntryDoc) subjectKey { return subjectKey{e.Source, e.Name} }, fn)
+}
+
+// RegistryRemote is one remote a Registry entry declares.
+type RegistryRemote struct {
+	URLNorm, URL, Type string
+}
+
+// ReplaceRegistryRemotes records the remotes entry declares now (none
+// removes its rows), with the hash of its server.json.
+func (db *DB) ReplaceRegistryRemotes(ctx context.Context, e RegistryEntryDoc, entrySHA string, remotes []RegistryRemote) error {
+	return db.inSQLTx(ctx, "registry remotes of "+e.Name, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM registry_remotes WHERE source = ? AND name = ?`, e.Source, e.Name); err != nil {
+			return err
+		}
+		for _, r := range remotes {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO registry_remotes (source, name, version, url_norm, url, type,
+				entry_sha256, entry_changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+				e.Source, e.Name, e.Version, r.URLNorm, r.URL, r.Type, entrySHA, e.ChangedAt); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// PruneRegistryRemotes removes the remotes of entries that are no longer
+// the latest, active version.
+func (db *DB) PruneRegistryRemotes(ctx context.Context) (int64, error) {
+	res, err := db.sql.ExecContext(ctx, `DELETE FROM registry_remotes WHERE NOT EXISTS (SELECT 1 FROM registry_entries e
+		WHERE e.source = registry_remotes.source AND e.name = registry_remotes.name AND e.version = registry_remotes.version
+		AND e.is_latest = 1 AND e.status = 'active')`)
+	if err != nil {
+		return 0, fmt.Errorf("prune registry remotes: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// DeclaredRemote is one endpoint a latest, active Registry entry declares.
+type DeclaredRemote struct {
+	URLNorm, URL, Type    string
+	Source, Name, Version string
+	EntrySHA256           string
+}
+
+// EachRegistryRemote calls fn for every endpoint latest, active Registry
+// entries declare, ordered by normalised URL and then by declaring entry
+// (one row per declaration: a URL's rows are adjacent), a page at a time.
+func (db *DB) EachRegistryRemote(ctx context.Context, fn func(DeclaredRemote) error) error {
+	type key struct{ norm, source, name, version string }
+	return eachPage(categoryPage, func(after key) ([]DeclaredRemote, error) {
+		page, err := collect(ctx, db.sql, func(rows *sql.Rows) (DeclaredRemote, error) {
+			var d DeclaredRemote
+			err := rows.Scan(&d.URLNorm, &d.URL, &d.Type, &d.Source, &d.Name, &d.Version, &d.EntrySHA256)
+			return d, err
+		}, `SELECT url_norm, url, type, source, name, version, entry_sha256 FROM registry_remotes
+			WHERE (url_norm, source, name, version) > (?, ?, ?, ?)
+			ORDER BY url_norm, source, name, version LIMIT ?`, after.norm, after.source, after.name, after.version, categoryPage)
+		if err != nil {
+			return nil, fmt.Errorf("registry remotes: %w", err)
+		}
+		return page, nil
+	}, func(d DeclaredRemote) key { return key{d.URLNorm, d.Source, d.Name, d.Version} }, fn)
+}

@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// plan returns SQLite's query plan for q, one line per step.
+func plan(t *testing.T, db *DB, q string, args ...any) string {
+	t.Helper()
+	rows, err := db.sql.Query(`EXPLAIN QUERY PLAN `+q, args...)
+	if err != nil {
+		t.Fatalf("explain %.60s: %v", q, err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(detail + "\n")
+	}
+	return b.String()
+}
+
+// TestQueriesUseTheirIndexes: the store's reads of observations,
+// reconcile_results and a domain's catalogs go through the primary keys
+// and the indexes kept, never a full scan; the indexes migration 0006
+// dropped had no reader (before it, the store read a domain's catalogs by
+// catalogs.domain; domain_catalogs' key serves those reads now).
+func TestQueriesUseTheirIndexes(t *testing.T) {
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "i.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, c := range []struct {
+		query string
+		args  []any
+		want  string
+	}{
+		{lastValidatorsQuery, []any{"u"}, "USING INDEX observations_url"},
+		{reconcileResultsQuery, nil, "SCAN reconcile_results"}, // the whole result, in id (rowid) order
+		{catalogFindingsQuery, []any{"a", "b"}, "INDEX sqlite_autoindex_domain_catalogs_1 (domain>? AND domain<?)"},
+		{domainCatalogsQuery, []any{"a"}, "INDEX sqlite_autoindex_domain_catalogs_1 (domain=?)"},
+		// The feed reads each record's category by server_categories' key.
+		{`SELECT ` + feedColumns + ` FROM ` + feedFrom + ` WHERE (f.kind, f.key) > (?, ?) AND f.removed_at IS NULL
+			ORDER BY f.kind, f.key LIMIT ?`, []any{0, "", 10},
+			"SEARCH sc USING INDEX sqlite_autoindex_server_categories_1 (kind=? AND registry=? AND subject=?)"},
+	} {
+		p := plan(t, db, c.query, c.args...)
+		if !strings.Contains(p, c.want) {
+			t.Errorf("plan of %.60s…:\n%s\nwant %q", c.query, p, c.want)
+		}
+		if strings.Contains(p, "TEMP B-TREE") {
+			t.Errorf("plan of %.60s… sorts in a temporary b-tree:\n%s", c.query, p)
+		}
+	}
+}

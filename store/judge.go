@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
+)
+
+// Judged is a stored document whose findings were made by rules of
+// another version than the current one, with what re-judging it needs:
+// its body, read from the documents table by hash (nil when the body was
+// never stored there on its own, as for an inline card or catalog, which
+// is re-judged when its parent is read again), and its findings.
+type Judged struct {
+	Key      string // card key or catalog URL
+	SHA256   string
+	BaseURL  string // catalogs: the URL entries resolve against
+	Body     []byte
+	Findings finding.List
+	JudgedBy string
+}
+
+// Judgement is a document's new findings (and, for a card, its grade) under
+// the rules of version JudgedBy. It applies only while the stored
+// document still has hash SHA256: a crawl that stored a newer one since
+// has judged that one itself.
+type Judgement struct {
+	Key      string
+	SHA256   string
+	Grade    string // cards only
+	Findings finding.List
+	JudgedBy string
+}
+
+// judgePage is how many documents one EachStale* query reads: bodies may be
+// up to a few megabytes.
+const judgePage = 32
+
+// EachStaleCard calls fn for every stored card judged by rules other than
+// version, in key order, a page at a time.
+func (db *DB) EachStaleCard(ctx context.Context, version string, fn func(Judged) error) error {
+	return db.eachStale(ctx, `SELECT c.key, c.sha256, '', d.body, c.findings, c.judged_by FROM cards c
+		LEFT JOIN documents d ON d.sha256 = c.sha256
+		WHERE c.judged_by <> ? AND c.key > ? ORDER BY c.key LIMIT ?`, version, fn)
+}
+
+// EachStaleCatalog calls fn for every stored catalog judged by rules other
+// than version, in URL order, a page at a time.
+func (db *DB) EachStaleCatalog(ctx context.Context, version string, fn func(Judged) error) error {
+	return db.eachStale(ctx, `SELECT c.url, c.sha256, c.base_url, d.body, c.findings, c.judged_by FROM catalogs c
+		LEFT JOIN documents d ON d.sha256 = c.sha256
+		WHERE c.judged_by <> ? AND c.url > ? ORDER BY c.url LIMIT ?`, version, fn)
+}
+
+func (db *DB) eachStale(ctx context.Context, query, version string, fn func(Judged) error) error {
+	return eachPage(judgePage, func(after string) ([]Judged, error) {
+		page, err := collect(ctx, db.sql, func(rows *sql.Rows) (Judged, error) {
+			var j Judged
+			err := rows.Scan(&j.Key, &j.SHA256, &j.BaseURL, &j.Body, findingsScan{&j.Findings}, &j.JudgedBy)
+			return j, err
+		}, query, version, after, judgePage)
+		if err != nil {
+			return nil, fmt.Errorf("documents to re-judge: %w", err)
+		}
+		return page, nil
+	}, func(j Judged) string { return j.Key }, fn)
+}
+
+// SaveCardJudgement records a card's new grade and findings.
+func (db *DB) SaveCardJudgement(ctx context.Context, j Judgement) error {
+	return db.saveJudgement(ctx, `UPDATE cards SET grade = ?, findings = ?, judged_by = ? WHERE key = ? AND sha256 = ?`,
+		j, j.Grade)
+}
+
+// SaveCatalogJudgement records a catalog's new findings.
+func (db *DB) SaveCatalogJudgement(ctx context.Context, j Judgement) error {
+	return db.saveJudgement(ctx, `UPDATE catalogs SET findings = ?, judged_by = ? WHERE url = ? AND sha256 = ?`, j)
+}
+
+func (db *DB) saveJudgement(ctx context.Context, query string, j Judgement, lead ...any) error {
+	findings, err := findingsText(j.Findings)
+	if err != nil {
+		return err
+	}
+	args := append(lead, findings, j.JudgedBy, j.Key, j.SHA256)
+	if _, err := db.sql.ExecContext(ctx, query, args...); err != nil {
+		return fmt.Errorf("re-judge %s: %w", j.Key, err)
+	}
+	return nil
+}
+
+// StaleRegistryEntry is a stored Registry entry judged by another version
+// of the validator.
+type StaleRegistryEntry struct {
+	Source, Name, Version string
+	ServerJSON            string
+	Findings              finding.List
+}
+
+// EachStaleRegistryEntry calls fn for every stored entry judged by a
+// validator other than version, a page at a time.
+func (db *DB) EachStaleRegistryEntry(ctx context.Context, version string, fn func(StaleRegistryEntry) error) error {
+	type key struct{ source, name, version string }
+	return eachPage(registryPage, func(after key) ([]StaleRegistryEntry, error) {
+		page, err := collect(ctx, db.sql, func(rows *sql.Rows) (StaleRegistryEntry, error) {
+			var e StaleRegistryEntry
+			err := rows.Scan(&e.Source, &e.Name, &e.Version, &e.ServerJSON, findingsScan{&e.Findings})
+			return e, err
+		}, `SELECT source, name, version, server_json, findings FROM registry_entries
+			WHERE judged_by <> ? AND (source, name, version) > (?, ?, ?)
+			ORDER BY source, name, version LIMIT ?`, version, after.source, after.name, after.version, registryPage)
+		if err != nil {
+			return nil, fmt.Errorf("registry entries to re-validate: %w", err)
+		}
+		return page, nil
+	}, func(e StaleRegistryEntry) key { return key{e.Source, e.Name, e.Version} }, fn)
+}
+
+// SaveRegistryJudgement records an entry's new findings; the entry's
+// content is unchanged, so changed_at stays.
+func (db *DB) SaveRegistryJudgement(ctx context.Context, e StaleRegistryEntry, judgedBy string) error {
+	findings, err := findingsText(e.Findings)
+	if err != nil {
+		return err
+	}
+	if _, err := db.sql.ExecContext(ctx, `UPDATE registry_entries SET findings = ?, judged_by = ?
+		WHERE source = ? AND name = ? AND version = ?`, findings, judgedBy, e.Source, e.Name, e.Version); err != nil {
+		return fmt.Errorf("re-validate %s %s: %w", e.Name, e.Version, err)
+	}
+	return nil
+}

@@ -1,0 +1,304 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// The person-facing pages (internal/site) read servers through the queries
+// in this file and site_detail.go. A server is what the feed calls one:
+// an endpoint (kind KindEndpoint, subject its normalised URL) that a listed
+// card or a latest, active Registry entry declares, or a listed card that
+// declares no remote (kind KindCard, subject the card key). Every query
+// pages with a keyset on (kind, subject) and holds one page.
+
+// SiteKey names one server: its kind and subject.
+type SiteKey struct {
+	Kind    string
+	Subject string
+}
+
+// SiteRow is one server as the index shows it. Name, Title, Description
+// and Grade come from the best-graded listed card (ties to the smallest
+// key, as Servers), or for an endpoint only the Registry declares, from
+// the first Registry entry declaring it (Name only; Title and Description
+// are inside ServerJSON).
+type SiteRow struct {
+	SiteKey
+	URL            string // the endpoint as written ("" for a card)
+	Name           string
+	Title          string
+	Description    string
+	Grade          string // "" when no card describes it
+	CardKey        string // the best card ("" when none)
+	InCards        bool   // a listed card declares it
+	InRegistry     bool   // a latest, active Registry entry declares it
+	Category       string // "" when none
+	CategorySource string
+	Outcome        string // latest probe outcome, "" when never probed
+	NSMethod       string // how the name's namespace was verified: http, dns, github, none; "" when unknown
+	// RegistryServerJSON is the server.json of the first Registry entry
+	// declaring the endpoint ("" when none).
+	RegistryServerJSON string
+}
+
+// Sources lists where the server was found: "card", "registry".
+func (r SiteRow) Sources() []string {
+	var out []string
+	if r.InCards {
+		out = append(out, SourceCard)
+	}
+	if r.InRegistry {
+		out = append(out, SourceRegistry)
+	}
+	return out
+}
+
+// SiteFilter selects servers for the index. Empty fields select all; the
+// value "none" of Category, Outcome, Grade and NSMethod selects the servers
+// without one.
+type SiteFilter struct {
+	// Q matches, case-insensitively, a substring of the name, title,
+	// description, endpoint URL or a listing domain, or of the server.json
+	// of a Registry entry declaring the endpoint.
+	Q        string
+	Category string
+	Source   string // card or registry
+	Outcome  string
+	Grade    string
+	NSMethod string
+	// After is the last key of the previous page (zero: the first page).
+	After SiteKey
+	// Limit is the page size (default 30, at most 200).
+	Limit int
+}
+
+// SitePage is one page of servers; Next is the key to continue after, nil
+// on the last page.
+type SitePage struct {
+	Rows []SiteRow
+	Next *SiteKey
+}
+
+// siteColumns projects one server of a segment (x: kind, subject, url,
+// card_key, in_cards) into a SiteRow's columns. The Registry entry is the
+// first (by source, name, version) latest, active entry declaring the
+// endpoint; its category stands in when the endpoint has none of its own.
+const siteColumns = `SELECT x.kind AS kind, x.subject AS subject, x.url AS url,
+	COALESCE(c.name, e.name, '') AS name, COALESCE(c.title, '') AS title, COALESCE(c.description, '') AS description,
+	COALESCE(c.grade, '') AS grade, COALESCE(c.key, '') AS card_key, x.in_cards AS in_cards,
+	CASE WHEN x.kind = 'endpoint' AND EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.url_norm = x.subject) THEN 1 ELSE 0 END AS in_registry,
+	COALESCE(sc.category, rc.category, '') AS category, COALESCE(sc.source, rc.source, '') AS category_source,
+	COALESCE((SELECT p.outcome FROM probes p WHERE x.kind = 'endpoint' AND p.remote_norm = x.subject ORDER BY p.id DESC LIMIT 1), '') AS outcome,
+	COALESCE((SELECT n.method FROM namespaces n
+	          WHERE substr(COALESCE(c.name, e.name, ''), 1, length(n.namespace) + 1) = n.namespace || '/'), '') AS ns_method,
+	COALESCE(e.server_json, '') AS server_json
+	FROM (%s) x
+	LEFT JOIN cards c ON c.key = x.card_key
+	LEFT JOIN registry_entries e ON x.kind = 'endpoint' AND (e.source, e.name, e.version) = (SELECT rr.source, rr.name, rr.version
+	          FROM registry_remotes rr WHERE rr.url_norm = x.subject ORDER BY rr.source, rr.name, rr.version LIMIT 1)
+	LEFT JOIN server_categories sc ON sc.kind = x.kind AND sc.registry = '' AND sc.subject = x.subject
+	LEFT JOIN server_categories rc ON rc.kind = 'registry' AND rc.registry = e.source AND rc.subject = e.name`
+
+// bestCardOf is the best-graded listed card declaring endpoint r.url_norm
+// (Servers' rule).
+const bestCardOf = `(SELECT l.card_key FROM listings l JOIN cards c2 ON c2.key = l.card_key
+	WHERE l.remote_norm = r.url_norm AND l.active = 1
+	ORDER BY CASE c2.grade WHEN 'conformant' THEN 0 WHEN 'near_conformant' THEN 1 ELSE 2 END, c2.key LIMIT 1)`
+
+// The segments, in key order: cards without remotes ('card' < 'endpoint'),
+// then endpoints, which are the endpoints of listed cards merged with
+// those only the Registry declares. Each takes the subject to start after.
+const (
+	siteCards = `SELECT 'card' AS kind, c0.key AS subject, '' AS url, c0.key AS card_key, 1 AS in_cards FROM cards c0
+		WHERE c0.key > ? AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c0.key AND l.active = 1 AND l.remote_norm = '')`
+	siteCardEndpoints = `SELECT 'endpoint' AS kind, r.url_norm AS subject, r.url AS url, ` + bestCardOf + ` AS card_key, 1 AS in_cards
+		FROM remotes r WHERE r.url_norm > ? AND EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)`
+	siteRegistryEndpoints = `SELECT 'endpoint' AS kind, rr.url_norm AS subject, MIN(rr.url) AS url, NULL AS card_key, 0 AS in_cards
+		FROM registry_remotes rr WHERE rr.url_norm > ?
+		  AND NOT EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = rr.url_norm AND l.active = 1)
+		GROUP BY rr.url_norm`
+)
+
+// siteFilterSQL turns a filter into a condition on siteColumns' columns
+// (table alias s) and its arguments.
+func siteFilterSQL(f SiteFilter) (string, []any) {
+	var conds []string
+	var args []any
+	if q := strings.TrimSpace(f.Q); q != "" {
+		pat := "%" + likeEscaper.Replace(q) + "%"
+		conds = append(conds, `(lower(s.name) LIKE lower(?) ESCAPE '\' OR lower(s.title) LIKE lower(?) ESCAPE '\'
+			OR lower(s.description) LIKE lower(?) ESCAPE '\' OR lower(s.url) LIKE lower(?) ESCAPE '\'
+			OR lower(s.server_json) LIKE lower(?) ESCAPE '\'
+			OR EXISTS (SELECT 1 FROM listings l WHERE l.active = 1 AND lower(l.domain) LIKE lower(?) ESCAPE '\'
+			           AND ((s.kind = 'endpoint' AND l.remote_norm = s.subject)
+			             OR (s.kind = 'card' AND l.card_key = s.subject AND l.remote_norm = ''))))`)
+		args = append(args, pat, pat, pat, pat, pat, pat)
+	}
+	eq := func(col, v string) {
+		switch v {
+		case "":
+		case "none":
+			conds = append(conds, col+" = ''")
+		default:
+			conds = append(conds, col+" = ?")
+			args = append(args, v)
+		}
+	}
+	eq("s.category", f.Category)
+	eq("s.outcome", f.Outcome)
+	eq("s.grade", f.Grade)
+	eq("s.ns_method", f.NSMethod)
+	switch f.Source {
+	case SourceCard:
+		conds = append(conds, "s.in_cards = 1")
+	case SourceRegistry:
+		conds = append(conds, "s.in_registry = 1")
+	}
+	if len(conds) == 0 {
+		return "1 = 1", nil
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// likeEscaper escapes LIKE's wildcards (with ESCAPE '\'), so a search for
+// "50%" or "a_b" matches those characters.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// ErrBadFilter is returned for a filter value no server can have.
+var ErrBadFilter = errors.New("bad filter")
+
+const (
+	defaultSiteLimit = 30
+	maxSiteLimit     = 200
+)
+
+// SiteServers returns one page of servers matching f, in key order.
+func (db *DB) SiteServers(ctx context.Context, f SiteFilter) (SitePage, error) {
+	if f.Source != "" && f.Source != SourceCard && f.Source != SourceRegistry {
+		return SitePage{}, fmt.Errorf("%w: source must be card or registry, not %q", ErrBadFilter, f.Source)
+	}
+	if f.After.Kind != "" && f.After.Kind != KindCard && f.After.Kind != KindEndpoint {
+		return SitePage{}, fmt.Errorf("%w: no server kind %q", ErrBadFilter, f.After.Kind)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = defaultSiteLimit
+	}
+	limit = min(limit, maxSiteLimit)
+	cond, args := siteFilterSQL(f)
+	var rows []SiteRow
+	// Cards first, unless the page starts among the endpoints.
+	if f.After.Kind != KindEndpoint {
+		page, err := db.sitePage(ctx, cond, args, []string{siteCards}, f.After.Subject, limit+1)
+		if err != nil {
+			return SitePage{}, err
+		}
+		rows = page
+	}
+	if len(rows) <= limit {
+		after := ""
+		if f.After.Kind == KindEndpoint {
+			after = f.After.Subject
+		}
+		page, err := db.sitePage(ctx, cond, args, []string{siteCardEndpoints, siteRegistryEndpoints}, after, limit+1-len(rows))
+		if err != nil {
+			return SitePage{}, err
+		}
+		rows = append(rows, page...)
+	}
+	var out SitePage
+	if len(rows) > limit {
+		rows = rows[:limit]
+		last := rows[limit-1].SiteKey
+		out.Next = &last
+	}
+	out.Rows = rows
+	return out, nil
+}
+
+// sitePage reads up to limit rows of the given segments (merged in
+// subject order) after a subject, filtered by cond.
+func (db *DB) sitePage(ctx context.Context, cond string, condArgs []any, segments []string, after string, limit int) ([]SiteRow, error) {
+	var arms []string
+	var args []any
+	for _, seg := range segments {
+		arms = append(arms, `SELECT * FROM (`+fmt.Sprintf(siteColumns, seg)+`) s WHERE `+cond)
+		args = append(args, after)
+		args = append(args, condArgs...)
+	}
+	q := strings.Join(arms, " UNION ALL ") + ` ORDER BY 2 LIMIT ?`
+	args = append(args, limit)
+	rows, err := collect(ctx, db.sql, scanSiteRow, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("site servers: %w", err)
+	}
+	return rows, nil
+}
+
+func scanSiteRow(rows *sql.Rows) (SiteRow, error) {
+	var r SiteRow
+	err := rows.Scan(&r.Kind, &r.Subject, &r.URL, &r.Name, &r.Title, &r.Description, &r.Grade, &r.CardKey, &r.InCards,
+		&r.InRegistry, &r.Category, &r.CategorySource, &r.Outcome, &r.NSMethod, &r.RegistryServerJSON)
+	return r, err
+}
+
+// SiteCount is how many servers have one value of a column.
+type SiteCount struct {
+	Value string
+	Count int
+}
+
+// SiteCounts are the summary page's counts of servers.
+type SiteCounts struct {
+	Total      int
+	BySource   []SiteCount // card, registry, card+registry
+	ByGrade    []SiteCount
+	ByOutcome  []SiteCount
+	ByCategory []SiteCount
+	ByNSMethod []SiteCount
+}
+
+// siteCountColumns are the columns SiteCounts groups by.
+var siteCountColumns = []struct {
+	expr string
+	dst  func(*SiteCounts) *[]SiteCount
+}{
+	{`CASE WHEN s.in_cards = 1 AND s.in_registry = 1 THEN 'card+registry' WHEN s.in_cards = 1 THEN 'card' ELSE 'registry' END`,
+		func(c *SiteCounts) *[]SiteCount { return &c.BySource }},
+	{`s.grade`, func(c *SiteCounts) *[]SiteCount { return &c.ByGrade }},
+	{`s.outcome`, func(c *SiteCounts) *[]SiteCount { return &c.ByOutcome }},
+	{`s.category`, func(c *SiteCounts) *[]SiteCount { return &c.ByCategory }},
+	{`s.ns_method`, func(c *SiteCounts) *[]SiteCount { return &c.ByNSMethod }},
+}
+
+// SiteCounts counts every server by source, grade, latest probe outcome,
+// category and namespace method, in SQL: the rows never reach memory.
+func (db *DB) SiteCounts(ctx context.Context) (SiteCounts, error) {
+	var out SiteCounts
+	var all []string
+	var args []any
+	for _, seg := range []string{siteCards, siteCardEndpoints, siteRegistryEndpoints} {
+		all = append(all, fmt.Sprintf(siteColumns, seg))
+		args = append(args, "")
+	}
+	union := strings.Join(all, " UNION ALL ")
+	for _, col := range siteCountColumns {
+		counts, err := collect(ctx, db.sql, func(rows *sql.Rows) (SiteCount, error) {
+			var c SiteCount
+			err := rows.Scan(&c.Value, &c.Count)
+			return c, err
+		}, `SELECT v, COUNT(*) FROM (SELECT `+col.expr+` AS v FROM (`+union+`) s) g GROUP BY v ORDER BY COUNT(*) DESC, v`, args...)
+		if err != nil {
+			return out, fmt.Errorf("site counts: %w", err)
+		}
+		*col.dst(&out) = counts
+	}
+	for _, c := range out.BySource {
+		out.Total += c.Count
+	}
+	return out, nil
+}
