@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
+	"github.com/cardcrawl/cardcrawl/registry/wire"
 )
 
 // ErrNotEnvelope means a body parsed as JSON but is not a v0.1 list response.
@@ -25,12 +26,11 @@ type Page struct {
 	Findings finding.List
 }
 
+// envelope is wire.ServerList read tolerantly: a missing servers or
+// metadata member is told apart from an empty one.
 type envelope struct {
 	Servers  *[]json.RawMessage `json:"servers"`
-	Metadata *struct {
-		NextCursor string `json:"nextCursor"`
-		Count      int    `json:"count"`
-	} `json:"metadata"`
+	Metadata *wire.Metadata     `json:"metadata"`
 }
 
 // ParseListPage parses a v0.1 list response. A body that is not JSON or not
@@ -120,10 +120,7 @@ func parseResponse(raw json.RawMessage, index int, path string, skipped *finding
 		skipped.Add(finding.Error, CodeEntryNotObject, path, entryLabel(index, "")+" is not a JSON object; skipped")
 		return Entry{}, false
 	}
-	var r struct {
-		Server json.RawMessage `json:"server"`
-		Meta   json.RawMessage `json:"_meta"`
-	}
+	var r wire.ServerResponse[json.RawMessage, json.RawMessage]
 	if err := json.Unmarshal(raw, &r); err != nil {
 		skipped.Add(finding.Error, CodeEntryUnreadable, path, entryLabel(index, nameOf(raw))+": "+err.Error()+"; skipped")
 		return Entry{}, false

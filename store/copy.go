@@ -42,6 +42,9 @@ func (db *DB) CopyTo(ctx context.Context, dst *DB, progress func(table string, r
 	}
 	defer tx.Rollback()
 	for _, t := range tables {
+		if t == "feed_state" {
+			continue // every database is born with its identity row; the source's replaces it
+		}
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+t).Scan(&n); err != nil {
 			return nil, fmt.Errorf("copy: %s: %w", t, err)
@@ -49,6 +52,11 @@ func (db *DB) CopyTo(ctx context.Context, dst *DB, progress func(table string, r
 		if n > 0 {
 			return nil, fmt.Errorf("%w (%s has %d rows)", ErrNotEmpty, t, n)
 		}
+	}
+	// The copy keeps the source's identity and change counter, so a mirror's
+	// ETags stay valid across the move.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM feed_state`); err != nil {
+		return nil, fmt.Errorf("copy: feed_state: %w", err)
 	}
 	stats := CopyStats{}
 	for _, t := range tables {

@@ -130,6 +130,12 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 // saveDomain is SaveDomain's transaction.
 func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 	now := ts(at)
+	// What the domain listed before, read in this transaction: a retried
+	// write reads it again.
+	feedBefore, err := feedBeforeDomain(tx, r.Domain)
+	if err != nil {
+		return err
+	}
 	for _, c := range r.Catalogs {
 		findings, err := findingsText(c.Findings)
 		if err != nil {
@@ -259,7 +265,7 @@ func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 		r.Domain); err != nil {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)
 	}
-	return nil
+	return feedAfterDomain(tx, now, r, feedBefore)
 }
 
 const domainCatalogsQuery = `SELECT catalog_url, parent_url FROM domain_catalogs WHERE domain = ?`

@@ -47,6 +47,10 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{reconcileResultsQuery, nil, "SCAN reconcile_results"}, // the whole result, in id (rowid) order
 		{catalogFindingsQuery, []any{"a", "b"}, "INDEX sqlite_autoindex_domain_catalogs_1 (domain>? AND domain<?)"},
 		{domainCatalogsQuery, []any{"a"}, "INDEX sqlite_autoindex_domain_catalogs_1 (domain=?)"},
+		// The feed reads each record's category by server_categories' key.
+		{`SELECT ` + feedColumns + ` FROM ` + feedFrom + ` WHERE (f.kind, f.key) > (?, ?) AND f.removed_at IS NULL
+			ORDER BY f.kind, f.key LIMIT ?`, []any{0, "", 10},
+			"SEARCH sc USING INDEX sqlite_autoindex_server_categories_1 (kind=? AND registry=? AND subject=?)"},
 	} {
 		p := plan(t, db, c.query, c.args...)
 		if !strings.Contains(p, c.want) {

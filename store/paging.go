@@ -28,8 +28,11 @@ func eachPage[T, K any](size int, page func(after K) ([]T, error), key func(T) K
 	}
 }
 
-// collect runs a query and scans every row with scan.
-func collect[T any](ctx context.Context, db *sql.DB, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
+// collect runs a query on the handle or a transaction and scans every row
+// with scan.
+func collect[T any](ctx context.Context, db interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

@@ -45,7 +45,10 @@ func (db *DB) AddProbeDecision(ctx context.Context, d ProbeDecision) error {
 	err := db.write(func(tx *txw) error {
 		_, err := tx.exec(`INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason, d.DeclaredBy)
-		return err
+		if err != nil {
+			return err
+		}
+		return feedAfterDecision(tx, now, d)
 	})
 	if err != nil {
 		return fmt.Errorf("add probe decision for %s: %w", d.URL, err)
@@ -63,14 +66,17 @@ func (db *DB) AddProbe(ctx context.Context, runID int64, p ProbeRow) error {
 	if t, err := time.Parse(time.RFC3339Nano, p.ProbedAt); err == nil {
 		probedAt = ts(t)
 	}
-	_, err := db.sql.ExecContext(ctx, `INSERT INTO probes (run_id, remote_norm, url, probed_at, outcome, transport, protocol,
+	now := db.Now()
+	return db.write(func(tx *txw) error {
+		_, err := tx.exec(`INSERT INTO probes (run_id, remote_norm, url, probed_at, outcome, transport, protocol,
 		server_name, server_version, tool_count, card_sha256, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		runID, p.RemoteNorm, p.URL, probedAt, p.Outcome, p.Transport, p.Protocol, p.ServerName, p.ServerVersion,
-		tools, p.CardSHA256, p.Result)
-	if err != nil {
-		return fmt.Errorf("add probe for %s: %w", p.URL, err)
-	}
-	return nil
+			runID, p.RemoteNorm, p.URL, probedAt, p.Outcome, p.Transport, p.Protocol, p.ServerName, p.ServerVersion,
+			tools, p.CardSHA256, p.Result)
+		if err != nil {
+			return fmt.Errorf("add probe for %s: %w", p.URL, err)
+		}
+		return feedAfterProbe(tx, now, p.RemoteNorm)
+	})
 }
 
 // LastProbe returns when remoteNorm was last probed and against which card

@@ -64,6 +64,9 @@ type Options struct {
 	// MaxConns bounds the connections to PostgreSQL (default 16); SQLite
 	// always uses one.
 	MaxConns int
+	// ReadConns is how many connections a ReadOnly open may read on at
+	// once (default 1): a server answering requests side by side.
+	ReadConns int
 }
 
 // Errors Open returns for a file it will not use; callers tell the user
@@ -134,6 +137,12 @@ func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 	// the busy-retry logic out of the hot path. Readers share it, which is fine
 	// at the scale of a crawl.
 	sdb.SetMaxOpenConns(1)
+	if opts.ReadOnly && opts.ReadConns > 1 {
+		// Readers of a WAL database do not wait for each other or for the
+		// writer; each connection reads its own snapshot.
+		sdb.SetMaxOpenConns(opts.ReadConns)
+		sdb.SetMaxIdleConns(opts.ReadConns)
+	}
 	db := &DB{sql: sdb, dialect: sqliteDialect, name: path, log: opts.Logger, now: opts.Now, readOnly: opts.ReadOnly}
 	if err := db.prepare(ctx, path); err != nil {
 		sdb.Close()
@@ -382,6 +391,11 @@ func (db *DB) migrate(ctx context.Context, path string) error {
 		}
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 			return fmt.Errorf("apply migration %s: %w", version, err)
+		}
+		if step := afterMigration[version]; step != nil {
+			if err := step(ctx, db, tx, db.Now()); err != nil {
+				return fmt.Errorf("apply migration %s: %w", version, err)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, version, db.Now()); err != nil {
 			return fmt.Errorf("record migration %s: %w", version, err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cardcrawl/cardcrawl/discover"
 	"github.com/cardcrawl/cardcrawl/internal/category"
@@ -20,7 +22,7 @@ import (
 func init() {
 	register(&command{name: "domains", summary: "each domain's last outcome, and why", run: runDomains})
 	register(&command{name: "servers", summary: "the servers found (one row per endpoint)", run: runServers})
-	register(&command{name: "export", summary: "write the discovered-servers feed (json, jsonl, csv, ai-catalog)", run: runExport})
+	register(&command{name: "export", summary: "write the discovered-servers feed (" + strings.Join(feed.FormatNames(), ", ") + ")", run: runExport})
 }
 
 func runDomains(ctx context.Context, e *env, args []string) error {
@@ -131,30 +133,25 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	servers, err := st.Servers(ctx)
-	if err != nil {
-		return err
-	}
-	recs := feed.Records(servers)
-	if cat != "" {
-		want := cat
-		if cat == "none" {
-			want = ""
-		}
-		kept := recs[:0]
-		for _, r := range recs {
-			if r.Category == want {
-				kept = append(kept, r)
-			}
-		}
-		recs = kept
+	// Records stream from the database to the output, a page at a time.
+	q := store.FeedQuery{Category: cat}
+	if cat == "none" {
+		q = store.FeedQuery{NoCategory: true}
 	}
 	if rf.asJSON {
-		return writeJSON(e.stdout, recs)
+		arr := newJSONArray[feed.Record](termsafe.NewJSONWriter(e.stdout))
+		if err := st.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
+			return arr.add(feed.NewRecord(s))
+		}); err != nil {
+			return err
+		}
+		return arr.close()
 	}
 	out := newTextOut(e.stdout)
 	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "CATEGORY", "LISTED BY", "PROBE")
-	for _, r := range recs {
+	n := 0
+	err = st.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
+		r := feed.NewRecord(s)
 		probe := "-"
 		if d := r.ProbeDecision; d != nil && d.Decision == "skip" && r.Probe == nil {
 			probe = "skipped: " + d.Reason
@@ -174,23 +171,51 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		}
 		out.row(endpoint, dash(r.Transport), dash(r.Name), dash(truncate(r.Version, 24)),
 			r.Grade, categoryCell(r), strings.Join(r.Domains(), " "), probe)
+		if n++; n%tableBlock == 0 {
+			return out.endBlock()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return out.flush()
 }
 
 func runExport(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "export", "--format json|jsonl|csv|ai-catalog [flags]", "Write the discovered-servers feed to stdout (or --out FILE). jsonl has one record per\nendpoint; json is the Registry v0.1 list shape; ai-catalog republishes the cards as an AI Catalog.")
+	var help strings.Builder
+	help.WriteString("Write the discovered-servers feed to stdout (or --out FILE), streamed from the database.\nFormats:\n")
+	for _, f := range feed.Formats {
+		fmt.Fprintf(&help, "  %-11s %s\n", f.Name, f.Help)
+	}
+	help.WriteString("--since T (RFC 3339) writes the delta feed: records whose meaning changed after T, with\n" +
+		"updatedAt, and tombstones of records that went away (jsonl only; see README, The feed).")
+	names := strings.Join(feed.FormatNames(), "|")
+	fs := newFlags(e, "export", "--format "+names+" [--since T] [flags]", help.String())
 	var rf readFlags
-	var format, out, publisher string
+	var format, out, since, publisher string
 	rf.register(fs, "")
 	fs.StringVar(&publisher, "publisher-domain", "", publisherDomainHelp)
-	fs.StringVar(&format, "format", "jsonl", "json, jsonl, csv or ai-catalog")
+	fs.StringVar(&format, "format", "jsonl", strings.Join(feed.FormatNames(), ", "))
 	fs.StringVar(&out, "out", "", "write to `FILE` instead of stdout")
+	fs.StringVar(&since, "since", "", "only what changed after this RFC 3339 `time`, tombstones included (jsonl)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if !validFormat(format) {
-		return usagef("--format must be one of %s, not %q", strings.Join(feed.Formats, ", "), format)
+	f, ok := feed.FormatNamed(format)
+	if !ok {
+		return usagef("--format must be one of %s, not %q", strings.Join(feed.FormatNames(), ", "), format)
+	}
+	var opts feed.WriteOptions
+	if since != "" {
+		t, err := time.Parse(time.RFC3339Nano, since)
+		if err != nil {
+			return usagef("--since must be an RFC 3339 time such as 2026-11-01T00:00:00Z, not %q", since)
+		}
+		if !f.Delta {
+			return usagef("--since needs a format with a delta form (jsonl), not %s", format)
+		}
+		opts.Since = store.FormatTime(t)
 	}
 	if err := checkPublisherDomain(publisher); err != nil {
 		return err
@@ -200,33 +225,38 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	servers, err := st.Servers(ctx)
-	if err != nil {
-		return err
-	}
-	write := func(w io.Writer) error { return feed.Write(w, format, feed.Records(servers)) }
-	if format == "ai-catalog" {
-		write = func(w io.Writer) error {
-			cat, skipped := feed.DirectoryCatalog(feed.Records(servers), feed.CatalogOptions{PublisherDomain: publisher})
-			if skipped > 0 {
-				fmt.Fprintf(e.stderr, "%d card(s) without a publisher identifier left out; --publisher-domain mints identifiers for them\n", skipped)
-			}
-			return writeJSON(w, cat)
+	opts.Catalog = feed.CatalogOptions{PublisherDomain: publisher}
+	skipped := 0
+	opts.Skipped = &skipped
+	// Said once the catalog is written: how many cards it left out.
+	defer func() {
+		if skipped > 0 {
+			fmt.Fprintf(e.stderr, "%d card(s) without a publisher identifier left out; --publisher-domain mints identifiers for them\n", skipped)
 		}
-	}
+	}()
 	if out == "" {
-		return write(e.stdout)
+		// Buffered: rows arrive one at a time and stdout is unbuffered.
+		bw := bufio.NewWriterSize(e.stdout, 64<<10)
+		if err := f.Write(ctx, bw, st, opts); err != nil {
+			return err
+		}
+		return bw.Flush()
 	}
-	f, err := os.Create(out)
+	file, err := os.Create(out)
 	if err != nil {
 		return usagef("--out: %v", err)
 	}
-	if err := write(f); err != nil {
-		f.Close()
+	bw := bufio.NewWriterSize(file, 64<<10)
+	err = f.Write(ctx, bw, st, opts)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		file.Close()
 		return err
 	}
 	// A full disk shows up at Close; the export is not done until then.
-	if err := f.Close(); err != nil {
+	if err := file.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)
 	}
 	return nil
@@ -271,15 +301,6 @@ func categoryCell(r feed.Record) string {
 		return "-"
 	}
 	return r.Category + " (" + r.CategorySource + ")"
-}
-
-func validFormat(f string) bool {
-	for _, x := range feed.Formats {
-		if x == f {
-			return true
-		}
-	}
-	return false
 }
 
 // writeJSON prints --json output. The values are exact; characters a

@@ -15,10 +15,16 @@ import (
 // Read-only, it never writes the file (no migrations, no journal switch),
 // so it works on a file the user may not write.
 func openExisting(ctx context.Context, e *env, db dbFlags, lf logFlags, readOnly bool) (*store.DB, error) {
+	return openExistingWith(ctx, db, store.Options{Logger: lf.logger(e), ReadOnly: readOnly})
+}
+
+// openExistingWith is openExisting with the store's options spelled out
+// (serve's pool of readers).
+func openExistingWith(ctx context.Context, db dbFlags, opts store.Options) (*store.DB, error) {
 	if _, err := os.Stat(db.path); errors.Is(err, fs.ErrNotExist) && !store.IsPostgresURL(db.path) {
 		return nil, usagef("no database at %s (run 'cardcrawl crawl' or 'cardcrawl demo' first, or pass --db)", db.path)
 	}
-	return openStore(ctx, db.path, store.Options{Logger: lf.logger(e), ReadOnly: readOnly})
+	return openStore(ctx, db.path, opts)
 }
 
 // openStore opens the database, turning a file cardcrawl will not use

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/net/netutil"
 
 	"github.com/cardcrawl/cardcrawl/internal/feed"
 	"github.com/cardcrawl/cardcrawl/internal/site"
+	"github.com/cardcrawl/cardcrawl/store"
 )
 
 func init() {
@@ -29,17 +32,23 @@ const (
 	serveMaxHeaderBytes    = 64 << 10
 	serveDrainTimeout      = 5 * time.Second // Ctrl-C: requests in flight get this long to finish
 	defaultMaxConns        = 256
+	serveReadConns         = 8 // database connections reading at once
 )
 
 func runServe(ctx context.Context, e *env, args []string) error {
+	files := make([]string, 0, len(feed.Formats))
+	for _, f := range feed.Formats {
+		files = append(files, f.Path)
+	}
 	fs := newFlags(e, "serve", "[--addr HOST:PORT] [flags]", joinLines(
-		"Serve what the database holds, read-only (reread at most every 5 seconds):",
+		"Serve what the database holds, read-only, answered from the database as asked (a crawl",
+		"may write it meanwhile); every feed document has an ETag and answers If-None-Match with 304:",
 		"  /                              the servers, with search (q) and filters (category, source,",
 		"                                 outcome, grade, ns); /servers/{key} one server; /summary counts;",
 		"                                 /raw/{sha256} a stored document as text",
-		"  /v0.1/servers                  Registry v0.1 list API (limit, cursor)",
-		"  /v0.1/servers/{name}/versions/latest",
-		"  /feed.jsonl /feed.csv /feed.json /.well-known/ai-catalog.json",
+		"  /v0.1/servers                  Registry v0.1 list API (limit, cursor, search, updated_since)",
+		"  /v0.1/servers/{name}/versions  and /versions/{version} (latest or an exact version)",
+		"  "+strings.Join(files, " "),
 		"  /healthz                       ok",
 		"At most --max-conns connections are open at once (more wait to be accepted); an idle",
 		"keep-alive connection is closed after 60 s, and a client that stops reading for 60 s is",
@@ -58,8 +67,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if maxConns < 1 {
 		return usagef("--max-conns must be at least 1")
 	}
+	if err := checkPublisherDomain(publisher); err != nil {
+		return err
+	}
 	log := rf.lf.logger(e)
-	st, err := rf.open(ctx, e)
+	// A pool of read-only connections: requests are answered side by side,
+	// and a crawl writing the file meanwhile (WAL) holds none of them up.
+	st, err := openExistingWith(ctx, rf.db, store.Options{Logger: log, ReadOnly: true, ReadConns: serveReadConns})
 	if err != nil {
 		return err
 	}
@@ -68,16 +82,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	if err := checkPublisherDomain(publisher); err != nil {
-		return err
-	}
-	h := feed.Handler(feed.ServerOptions{Site: site.Handler(site.Options{Store: st, Logger: log}), Catalog: feed.CatalogOptions{PublisherDomain: publisher}, Logger: log, StallTimeout: serveWriteTimeout, Source: func(ctx context.Context) ([]feed.Record, error) {
-		servers, err := st.Servers(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return feed.Records(servers), nil
-	}})
+	h := feed.Handler(feed.ServerOptions{Site: site.Handler(site.Options{Store: st, Logger: log}),
+		Catalog: feed.CatalogOptions{PublisherDomain: publisher}, Logger: log, StallTimeout: serveWriteTimeout, Store: st})
 	fmt.Fprintf(e.stderr, "serving %s on http://%s/\n", st.Name(), ln.Addr())
 	return serveHTTP(ctx, ln, h, serveOptions{MaxConns: maxConns})
 }
@@ -108,8 +114,23 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o serveOpti
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = serveDrainTimeout
 	}
+	// Requests still running when the drain time is up are cancelled, and
+	// serveHTTP returns only once every handler has returned: the caller
+	// closes the database after it, never under a request.
+	base, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
+	var g gate
+	defer g.closeAndWait()
 	srv := &http.Server{
-		Handler:           h,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !g.enter() {
+				http.Error(w, "shutting down", http.StatusServiceUnavailable)
+				return
+			}
+			defer g.leave()
+			h.ServeHTTP(w, r)
+		}),
+		BaseContext:       func(net.Listener) context.Context { return base },
 		ReadHeaderTimeout: serveReadHeaderTimeout,
 		ReadTimeout:       o.ReadTimeout,
 		WriteTimeout:      serveWriteTimeout,
@@ -135,7 +156,46 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, o serveOpti
 	// Serve returns as soon as shutdown begins; the drain is not over until
 	// Shutdown returns.
 	if err := <-stopped; err != nil {
+		cancelRequests()
 		return fmt.Errorf("serve: requests still running after %s: %w", o.DrainTimeout, err)
 	}
 	return nil
+}
+
+// gate counts handlers running; once closed it admits none, and
+// closeAndWait returns when the last one has left.
+type gate struct {
+	mu     sync.Mutex
+	n      int
+	closed bool
+	idle   *sync.Cond
+}
+
+func (g *gate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.n++
+	return true
+}
+
+func (g *gate) leave() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n--
+	if g.n == 0 && g.idle != nil {
+		g.idle.Broadcast()
+	}
+}
+
+func (g *gate) closeAndWait() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	g.idle = sync.NewCond(&g.mu)
+	for g.n > 0 {
+		g.idle.Wait()
+	}
 }

@@ -75,11 +75,8 @@ func TestPagesInBrowser(t *testing.T) {
 		t.Fatalf("the demo has %d servers; the test needs more than two pages", len(want))
 	}
 	srv := httptest.NewServer(feed.Handler(feed.ServerOptions{
-		Site: site.Handler(site.Options{Store: st, PageSize: pageSize}),
-		Source: func(ctx context.Context) ([]feed.Record, error) {
-			servers, err := st.Servers(ctx)
-			return feed.Records(servers), err
-		},
+		Site:  site.Handler(site.Options{Store: st, PageSize: pageSize}),
+		Store: st,
 	}))
 	defer srv.Close()
 

@@ -108,7 +108,11 @@ func (w *workerWeb) checkPoliteness(t *testing.T) {
 	}
 	for h := range hosts {
 		if n := w.web.MaxConcurrent(h); n > 1 {
-			t.Errorf("%s had %d requests in flight at once", h, n)
+			var log []string
+			for _, r := range w.web.Requests(h) {
+				log = append(log, r.At.Format("15:04:05.000000")+" "+r.Method+" "+r.Path)
+			}
+			t.Errorf("%s had %d requests in flight at once; its requests:\n%s", h, n, strings.Join(log, "\n"))
 		}
 	}
 	w.mu.Lock()

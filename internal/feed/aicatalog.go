@@ -1,10 +1,16 @@
 package feed
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
+
+	"github.com/cardcrawl/cardcrawl/servercard"
+	"github.com/cardcrawl/cardcrawl/store"
 )
 
 // CatalogOptions say who aggregates the AI Catalog of what was found.
@@ -22,63 +28,106 @@ type CatalogOptions struct {
 // errNoIdentifier: the publisher gave the card no identifier.
 var errNoIdentifier = errors.New("no publisher identifier")
 
-// DirectoryCatalog publishes the discovered cards as an AI Catalog that
-// keeps each entry's original identifier: the publisher's, from the catalog
-// entry that listed the card (how a client recognises one server across
-// catalogs). Each entry points at the card where it was found (url), or
-// carries an inline card (data). Where the publisher gave none (a card
-// found at a legacy path, whose listing repeats the card URL) or the same
-// identifier and version would appear twice, an identifier is minted under
-// PublisherDomain; without one such entries are left out and counted in
-// skipped. The host block says who aggregated the catalog.
-func DirectoryCatalog(records []Record, o CatalogOptions) (catalog map[string]any, skipped int) {
-	entries := []map[string]any{}
-	seen := map[string]bool{} // card keys
-	used := map[string]bool{} // identifier + version
-	for _, r := range records {
-		if seen[r.CardKey] {
-			continue
-		}
-		seen[r.CardKey] = true
-		e := map[string]any{"type": "application/mcp-server-card+json"}
-		switch {
-		case r.CardURL != "" && !r.CardInline:
-			e["url"] = r.CardURL
-		case r.card != nil:
-			e["data"] = r.card
-		default:
-			continue
-		}
-		id, err := publisherIdentifier(r)
-		if err != nil || used[id+"\x00"+r.Version] {
-			if o.PublisherDomain == "" {
-				skipped++
-				continue
-			}
-			id = MintIdentifier(o.PublisherDomain, r.CardKey)
-		}
-		used[id+"\x00"+r.Version] = true
-		e["identifier"] = id
-		if r.Version != "" {
-			e["version"] = r.Version
-		}
-		if name := firstNonEmpty(r.Title, r.Name); name != "" {
-			e["displayName"] = name
-		}
-		if len(r.ListedBy) > 0 {
-			e["extensions"] = map[string]any{MetaKey: map[string]any{"foundIn": r.ListedBy[0].CatalogURL, "cardKey": r.CardKey}}
-		}
-		entries = append(entries, e)
+// directoryCatalog builds the AI Catalog of the discovered cards an entry
+// at a time, keeping each entry's original identifier: the publisher's,
+// from the catalog entry that listed the card (how a client recognises one
+// server across catalogs). Each entry points at the card where it was found
+// (url), or carries an inline card (data). Where the publisher gave none (a
+// card found at a legacy path, whose listing repeats the card URL) or the
+// same identifier and version would appear twice, an identifier is minted
+// under PublisherDomain; without one such entries are left out and counted
+// in skipped. The host block says who aggregated the catalog.
+type directoryCatalog struct {
+	o       CatalogOptions
+	used    map[string]bool // identifier + version: one string per entry written
+	skipped int
+}
+
+func newDirectoryCatalog(o CatalogOptions) *directoryCatalog {
+	return &directoryCatalog{o: o, used: map[string]bool{}}
+}
+
+// entry is the catalog entry of a card, described by r (its first record)
+// and card (the card as decoded), or nil when it is left out.
+func (c *directoryCatalog) entry(r Record, card *servercard.Card) map[string]any {
+	e := map[string]any{"type": "application/mcp-server-card+json"}
+	switch {
+	case r.CardURL != "" && !r.CardInline:
+		e["url"] = r.CardURL
+	case card != nil:
+		e["data"] = card
+	default:
+		return nil
 	}
+	id, err := publisherIdentifier(r)
+	if err != nil || c.used[id+"\x00"+r.Version] {
+		if c.o.PublisherDomain == "" {
+			c.skipped++
+			return nil
+		}
+		id = MintIdentifier(c.o.PublisherDomain, r.CardKey)
+	}
+	c.used[id+"\x00"+r.Version] = true
+	e["identifier"] = id
+	if r.Version != "" {
+		e["version"] = r.Version
+	}
+	if name := firstNonEmpty(r.Title, r.Name); name != "" {
+		e["displayName"] = name
+	}
+	if len(r.ListedBy) > 0 {
+		e["extensions"] = map[string]any{MetaKey: map[string]any{"foundIn": r.ListedBy[0].CatalogURL, "cardKey": r.CardKey}}
+	}
+	return e
+}
+
+// host is the catalog's host block.
+func (c *directoryCatalog) host() map[string]any {
 	host := map[string]any{"displayName": "cardcrawl discovered servers"}
-	if o.PublisherDomain != "" {
-		host["displayName"] = "cardcrawl directory at " + o.PublisherDomain
-		host["identifier"] = o.PublisherDomain
+	if c.o.PublisherDomain != "" {
+		host["displayName"] = "cardcrawl directory at " + c.o.PublisherDomain
+		host["identifier"] = c.o.PublisherDomain
 	}
-	if o.HostName != "" {
-		host["displayName"] = o.HostName
+	if c.o.HostName != "" {
+		host["displayName"] = c.o.HostName
 	}
-	return map[string]any{"specVersion": "1.0", "host": host, "entries": entries}, skipped
+	return host
+}
+
+// writeAICatalog streams the directory's AI Catalog: one entry per
+// describing card, in the order of each card's first record, written as
+// encoding/json writes the whole document (members in key order).
+func writeAICatalog(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
+	c := newDirectoryCatalog(opts.Catalog)
+	if _, err := io.WriteString(w, "{\n  \"entries\": "); err != nil {
+		return fmt.Errorf("write ai-catalog: %w", err)
+	}
+	arr := newJSONArray(w, "  ")
+	err := src.EachFeedEntry(ctx, func(e *store.FeedEntry) error {
+		if entry := c.entry(NewRecord(&e.Records[0]), decodeCard(e.CardJSON)); entry != nil {
+			return arr.add(entry)
+		}
+		return nil
+	})
+	if err == nil {
+		err = arr.close()
+	}
+	if err == nil {
+		_, err = io.WriteString(w, ",\n")
+	}
+	if err == nil {
+		err = writeMember(w, "host", c.host(), false)
+	}
+	if err == nil {
+		err = writeMember(w, "specVersion", "1.0", true)
+	}
+	if err != nil {
+		return fmt.Errorf("write ai-catalog: %w", err)
+	}
+	if opts.Skipped != nil {
+		*opts.Skipped = c.skipped
+	}
+	return nil
 }
 
 // publisherIdentifier is the identifier the publisher's catalog gave the

@@ -6,6 +6,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// directoryCatalogOf builds the catalog of records as writeAICatalog does,
+// from the first record of each card (the store's entries give exactly
+// those, in this order).
+func directoryCatalogOf(recs []Record, o CatalogOptions) (map[string]any, int) {
+	c := newDirectoryCatalog(o)
+	entries := []map[string]any{}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if seen[r.CardKey] {
+			continue
+		}
+		seen[r.CardKey] = true
+		if e := c.entry(r, nil); e != nil {
+			entries = append(entries, e)
+		}
+	}
+	return map[string]any{"specVersion": "1.0", "host": c.host(), "entries": entries}, c.skipped
+}
+
 func TestDirectoryCatalog(t *testing.T) {
 	listed := func(catalog, id string) []Listing {
 		return []Listing{{Domain: "a.example", CatalogURL: catalog, Identifier: id}}
@@ -35,7 +54,7 @@ func TestDirectoryCatalog(t *testing.T) {
 		return out
 	}
 
-	c, skipped := DirectoryCatalog(recs, CatalogOptions{PublisherDomain: "directory.example"})
+	c, skipped := directoryCatalogOf(recs, CatalogOptions{PublisherDomain: "directory.example"})
 	want := []string{
 		"urn:air:a.example:mcp:one https://cards.example/one",
 		minted + " " + legacy,
@@ -53,7 +72,7 @@ func TestDirectoryCatalog(t *testing.T) {
 	}
 
 	// Without one, nothing is minted: those entries are left out.
-	c, skipped = DirectoryCatalog(recs, CatalogOptions{})
+	c, skipped = directoryCatalogOf(recs, CatalogOptions{})
 	if diff := cmp.Diff(want[:1], ids(c)); diff != "" || skipped != 2 {
 		t.Errorf("without a publisher domain, skipped %d, entries (-want +got):\n%s", skipped, diff)
 	}

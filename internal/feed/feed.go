@@ -1,14 +1,14 @@
 // Package feed turns what the store knows about discovered servers into the
 // published shapes: one JSON record per server (JSONL), CSV, a
-// Registry-compatible server list, and an AI Catalog. The record fields are
-// a contract documented in README.md; add fields, never rename them.
+// Registry-compatible server list, and an AI Catalog, written as rows
+// stream from the store's read model, and the HTTP server that serves them.
+// The record fields are a contract documented in README.md; add fields,
+// never rename them.
 package feed
 
 import (
 	"encoding/json"
-	"sort"
 
-	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -41,8 +41,24 @@ type Record struct {
 	// when no rule matched.
 	Category       string `json:"category,omitempty"`
 	CategorySource string `json:"categorySource,omitempty"`
+	// UpdatedAt is when the record's meaning last changed; it is written
+	// in the delta feed (export --since) only.
+	UpdatedAt string `json:"updatedAt,omitempty"`
+}
 
-	card *servercard.Card
+// Tombstone is a record that went away, in the delta feed: the endpoint
+// (or card) that is no longer listed, when, and why.
+type Tombstone struct {
+	Endpoint           string `json:"endpoint"`
+	EndpointNormalized string `json:"endpointNormalized"`
+	CardKey            string `json:"cardKey"`
+	Removed            bool   `json:"removed"` // always true
+	RemovedAt          string `json:"removedAt"`
+	// RemovedReason is not_listed (no catalog lists the card, or no
+	// listed card declares the endpoint, any more) or catalog_gone (the
+	// last domain listing it no longer has a catalog).
+	RemovedReason string `json:"removedReason"`
+	UpdatedAt     string `json:"updatedAt"`
 }
 
 // Listing is one link of the listing chain: which domain's catalog listed it.
@@ -72,68 +88,52 @@ type Decision struct {
 	Reason   string `json:"reason"`
 }
 
-// Records builds the feed records from the store's servers.
-func Records(servers []store.Server) []Record {
-	return records(servers, decodeCard)
+// NewRecord builds the published record of a stored one, leaving out links
+// that are not web URLs.
+func NewRecord(s *store.FeedServer) Record {
+	r := Record{
+		Endpoint: s.Endpoint, EndpointNormalized: s.EndpointNorm, Transport: s.Transport, Templated: s.Templated,
+		Name: s.Name, Title: s.Title, Version: s.Version, Description: s.Description, WebsiteURL: s.WebsiteURL,
+		CardURL: s.CardURL, CardKey: s.CardKey, CardInline: s.CardInline, CardSHA256: s.CardSHA256, Grade: s.Grade,
+		Findings: s.Findings, ListedBy: make([]Listing, 0, len(s.Listings)), FirstSeen: s.FirstSeen, LastSeen: s.LastSeen,
+		Category: s.Category, CategorySource: s.CategorySource,
+	}
+	if s.Repository != "" {
+		var repo servercard.Repository
+		if json.Unmarshal([]byte(s.Repository), &repo) == nil {
+			r.Repository = &repo
+		}
+	}
+	if r.Findings == nil {
+		r.Findings = []string{}
+	}
+	for _, l := range s.Listings {
+		r.ListedBy = append(r.ListedBy, Listing{Domain: l.Domain, CatalogURL: l.CatalogURL, Identifier: l.Identifier})
+	}
+	if d := s.Decision; d != nil {
+		r.ProbeDecision = &Decision{Decision: d.Decision, Reason: d.Reason}
+	}
+	if p := s.Probe; p != nil {
+		r.Probe = &Probe{Outcome: p.Outcome, ProbedAt: p.ProbedAt, Transport: p.Transport, Protocol: p.Protocol,
+			ServerName: p.ServerName, ServerVersion: p.ServerVersion, ToolCount: p.ToolCount, Partial: p.Partial}
+	}
+	dropUnsafeRecordLinks(&r)
+	return r
 }
 
+// NewTombstone builds the delta feed's line for a record that went away.
+func NewTombstone(s *store.FeedServer) Tombstone {
+	return Tombstone{Endpoint: s.Endpoint, EndpointNormalized: s.EndpointNorm, CardKey: s.CardKey, Removed: true,
+		RemovedAt: s.RemovedAt, RemovedReason: s.RemovedReason, UpdatedAt: s.UpdatedAt}
+}
+
+// decodeCard reads a stored card as the feed always has: what decodes is
+// kept, and a card that does not decode is an empty one.
 func decodeCard(raw string) *servercard.Card {
 	var card servercard.Card
 	_ = json.Unmarshal([]byte(raw), &card)
+	dropUnsafeCardLinks(&card)
 	return &card
-}
-
-// records decodes each distinct card once, however many remotes it
-// declares: a card with thousands of remotes would otherwise be decoded,
-// and held, once per remote.
-func records(servers []store.Server, decode func(string) *servercard.Card) []Record {
-	out := make([]Record, 0, len(servers))
-	cards := map[string]*servercard.Card{}
-	for _, s := range servers {
-		card, ok := cards[s.Card.Key]
-		if !ok {
-			card = decode(s.Card.JSON)
-			cards[s.Card.Key] = card
-		}
-		r := Record{
-			Endpoint: s.Endpoint, EndpointNormalized: s.EndpointNorm, Transport: s.Transport, Templated: s.Templated,
-			Name: s.Card.Name, Title: s.Card.Title, Version: s.Card.Version, Description: s.Card.Description,
-			WebsiteURL: s.Card.WebsiteURL, Repository: card.Repository, CardURL: s.Card.SourceURL, CardKey: s.Card.Key,
-			CardInline: s.Card.Inline, CardSHA256: s.Card.SHA256, Grade: s.Card.Grade,
-			Findings: findingCodes(s.Card.Findings), ListedBy: []Listing{}, FirstSeen: s.FirstSeen, LastSeen: s.LastSeen,
-			card: card,
-		}
-		for _, l := range s.Listings {
-			r.ListedBy = append(r.ListedBy, Listing{Domain: l.Domain, CatalogURL: l.CatalogURL, Identifier: l.Identifier})
-		}
-		if d := s.Decision; d != nil {
-			r.ProbeDecision = &Decision{Decision: d.Decision, Reason: d.Reason}
-		}
-		if p := s.Probe; p != nil {
-			r.Probe = &Probe{Outcome: p.Outcome, ProbedAt: p.ProbedAt, Transport: p.Transport, Protocol: p.Protocol,
-				ServerName: p.ServerName, ServerVersion: p.ServerVersion, ToolCount: p.ToolCount, Partial: p.Partial}
-		}
-		if c := s.Category; c != nil {
-			r.Category, r.CategorySource = c.Category, c.Source
-		}
-		dropUnsafeLinks(&r)
-		out = append(out, r)
-	}
-	return out
-}
-
-// findingCodes reduces stored findings to their sorted, distinct codes.
-func findingCodes(fs finding.List) []string {
-	seen := map[string]bool{}
-	codes := []string{}
-	for _, f := range fs {
-		if !seen[f.Code] {
-			seen[f.Code] = true
-			codes = append(codes, f.Code)
-		}
-	}
-	sort.Strings(codes)
-	return codes
 }
 
 // Domains returns the distinct listing domains of a record.

@@ -6,14 +6,15 @@ import (
 	"github.com/cardcrawl/cardcrawl/servercard"
 )
 
-// dropUnsafeLinks removes from a record, and from the copy of its card the
-// Registry JSON and the AI Catalog republish, every link that is not a web
-// URL: a javascript:, data: or vbscript: websiteUrl or repository, an icon
-// that is not https (the Registry's server.json schema the feed claims says
-// HTTPS only), a remote URL of another scheme. The feed is served with
+// The feed republishes no link that is not a web URL: a javascript:, data:
+// or vbscript: websiteUrl or repository, an icon that is not https (the
+// Registry's server.json schema the feed claims says HTTPS only), a remote
+// URL of another scheme. The feed is served with
 // Access-Control-Allow-Origin: * and read by other directories; the card's
 // findings keep the record of what was dropped (see servercard/links.go).
-func dropUnsafeLinks(r *Record) {
+
+// dropUnsafeRecordLinks removes such links from a record.
+func dropUnsafeRecordLinks(r *Record) {
 	if !servercard.IsWebURL(r.WebsiteURL) {
 		r.WebsiteURL = ""
 	}
@@ -22,10 +23,11 @@ func dropUnsafeLinks(r *Record) {
 		// repository to publish.
 		r.Repository = nil
 	}
-	c := r.card
-	if c == nil {
-		return
-	}
+}
+
+// dropUnsafeCardLinks removes them from the copy of a card the Registry
+// JSON and the AI Catalog republish.
+func dropUnsafeCardLinks(c *servercard.Card) {
 	if !servercard.IsWebURL(c.WebsiteURL) {
 		c.WebsiteURL = ""
 	}

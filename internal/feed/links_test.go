@@ -13,19 +13,20 @@ import (
 	"unicode"
 
 	"github.com/cardcrawl/cardcrawl/internal/feed"
+	"github.com/cardcrawl/cardcrawl/internal/feed/feedtest"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
 // hostileLinkCard is graded by the real validator, so its findings are the
 // ones a crawl stores.
-func hostileLinkCard(t *testing.T, key, website, repo, icon string) store.CardRow {
+func hostileLinkCard(t *testing.T, key, website, repo, icon, endpoint string) feedtest.Card {
 	t.Helper()
 	doc, _ := json.Marshal(map[string]any{
 		"$schema": servercard.SchemaURL, "name": "com.example/links", "version": "1.0.0", "description": "d",
 		"websiteUrl": website, "repository": map[string]string{"url": repo, "source": "github"},
 		"icons": []map[string]string{{"src": icon}, {"src": "https://example.com/ok.png"}},
-		"remotes": []map[string]string{{"type": "streamable-http", "url": "https://mcp.links.example/mcp"},
+		"remotes": []map[string]string{{"type": "streamable-http", "url": endpoint},
 			{"type": "streamable-http", "url": "javascript:alert(1)"}},
 	})
 	v, err := servercard.NewValidator()
@@ -34,11 +35,11 @@ func hostileLinkCard(t *testing.T, key, website, repo, icon string) store.CardRo
 	}
 	res := v.Check(doc)
 	cardJSON, _ := json.Marshal(res.Card)
+	findings, _ := json.Marshal(res.Findings)
 	// Inline, so the AI Catalog republishes the card itself as data.
-	return store.CardRow{Key: key, Inline: true, SHA256: "dd",
-		Name: res.Card.Name, Version: res.Card.Version, Description: res.Card.Description, WebsiteURL: res.Card.WebsiteURL,
-		Grade: string(res.Grade), Findings: res.Findings, JSON: string(cardJSON),
-		FirstSeen: "2026-11-01T00:00:00Z", LastSeen: "2026-11-01T00:00:00Z"}
+	return feedtest.Card{Key: key, Inline: true, Name: res.Card.Name, Version: res.Card.Version,
+		Description: res.Card.Description, WebsiteURL: res.Card.WebsiteURL, Grade: string(res.Grade),
+		Findings: string(findings), JSON: string(cardJSON), Remotes: []string{endpoint}}
 }
 
 // browserView is what a browser makes of text before reading a scheme: no
@@ -56,38 +57,48 @@ func browserView(s string) string {
 // links, in every spelling, stay out of every feed format and the page;
 // the card keeps its finding and cannot be conformant.
 func TestFeedNeverRepublishesNonWebLinks(t *testing.T) {
-	var servers []store.Server
+	var cards []feedtest.Card
 	for i, l := range [][3]string{
 		{"javascript:alert(1)", "data:text/html,<script>alert(1)</script>", "javascript:alert(2)"},
 		{"JaVaScRiPt:alert(1)", "VBScript:msgbox(1)", "data:image/svg+xml;base64,PHN2Zy8+"},
 		{" javascript:alert(1)", "\tdata:text/html,x", "java\tscript:alert(1)"},
 		{"vbscript:msgbox(1)", "javascript://github.com/%0aalert(1)", "http://example.com/plain.png"},
 	} {
-		c := hostileLinkCard(t, "https://links.example/.well-known/ai-catalog.json#/entries/"+strconv.Itoa(i)+"/data", l[0], l[1], l[2])
+		c := hostileLinkCard(t, "https://links.example/.well-known/ai-catalog.json#/entries/"+strconv.Itoa(i)+"/data", l[0], l[1], l[2],
+			"https://mcp.links.example/mcp"+strconv.Itoa(i))
 		if c.Grade == string(servercard.Conformant) {
 			t.Errorf("card with links %q is graded conformant", l)
 		}
-		if !c.Findings.Has(servercard.CodeURLSchemeNotAllowed) {
+		if !strings.Contains(c.Findings, servercard.CodeURLSchemeNotAllowed) {
 			t.Errorf("card with links %q has no %s finding: %s", l, servercard.CodeURLSchemeNotAllowed, c.Findings)
 		}
-		servers = append(servers, store.Server{EndpointNorm: "https://mcp.links.example/mcp", Endpoint: "https://mcp.links.example/mcp",
-			Transport: "streamable-http", Card: c, Listings: []store.Listing{{Domain: "links.example", CatalogURL: "https://links.example/.well-known/ai-catalog.json", Identifier: "urn:air:links.example:mcp:" + strconv.Itoa(i)}}})
+		cards = append(cards, c)
 	}
-	recs := feed.Records(servers)
-	for _, r := range recs {
-		if !slicesContains(r.Findings, servercard.CodeURLSchemeNotAllowed) {
-			t.Errorf("record lost the finding: %v", r.Findings)
+	db, _ := filledStore(t, 0)
+	ctx := context.Background()
+	// One domain per card, so each card describes an entry of its own.
+	for i, c := range cards {
+		if err := feedtest.Save(ctx, db, 1, "links"+strconv.Itoa(i)+".example", c); err != nil {
+			t.Fatal(err)
 		}
 	}
+	if err := db.EachFeedServer(ctx, store.FeedQuery{}, func(s *store.FeedServer) error {
+		if r := feed.NewRecord(s); !slicesContains(r.Findings, servercard.CodeURLSchemeNotAllowed) {
+			t.Errorf("record lost the finding: %v", r.Findings)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	outputs := map[string]string{}
-	for _, f := range feed.Formats {
+	for _, f := range feed.FormatNames() {
 		var buf bytes.Buffer
-		if err := feed.Write(&buf, f, recs); err != nil {
+		if err := feed.Write(ctx, &buf, f, db, feed.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		outputs[f] = buf.String()
 	}
-	srv := httptest.NewServer(feed.Handler(feed.ServerOptions{Source: func(context.Context) ([]feed.Record, error) { return recs, nil }}))
+	srv := httptest.NewServer(feed.Handler(feed.ServerOptions{Store: db}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/")
 	if err != nil {

@@ -4,33 +4,41 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"html/template"
 	"log/slog"
 	"net/http"
-	"slices"
+	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/cardcrawl/cardcrawl/registry/wire"
+	"github.com/cardcrawl/cardcrawl/store"
 )
 
-// Source returns the current records.
-type Source func(ctx context.Context) ([]Record, error)
+// Store is what the server reads: the feed, streamed and paged by the
+// store's read model, and its version for ETags.
+type Store interface {
+	Source
+	FeedVersion(ctx context.Context) (string, error)
+	FeedEntries(ctx context.Context, q store.EntryQuery) ([]store.FeedEntry, bool, error)
+	FeedEntriesNamed(ctx context.Context, name string) ([]store.FeedEntry, error)
+	CountFeedServers(ctx context.Context, q store.FeedQuery) (int, error)
+}
 
 // ServerOptions configure Handler.
 type ServerOptions struct {
-	Source Source
+	Store  Store
 	Logger *slog.Logger
-	// CacheFor is how long one read of the Source serves requests (default
-	// 5 s). Paging through /v0.1/servers would otherwise reread the whole
-	// database for every page; a few seconds' staleness is the price.
-	CacheFor time.Duration
-	// Now is the clock (tests inject one). Defaults to time.Now.
-	Now func() time.Time
 	// StallTimeout is how long a client may stop reading a feed file before
 	// the connection is cut (default 60 s). Each write moves the deadline
 	// on, so a big feed can take as long as it needs while the client reads.
 	StallTimeout time.Duration
+	// MaxAge is the Cache-Control max-age of every document (default 5 s);
+	// after it a client revalidates with If-None-Match and gets a 304 while
+	// nothing changed.
+	MaxAge time.Duration
 	// Catalog says who aggregates /.well-known/ai-catalog.json.
 	Catalog CatalogOptions
 	// Site, when set, serves / and every path the feed does not (the
@@ -38,37 +46,39 @@ type ServerOptions struct {
 	Site http.Handler
 }
 
+// shapeVersion is part of every ETag: a cardcrawl that writes different
+// bytes for the same database must not match an old ETag.
+const shapeVersion = "f1"
+
 // Handler serves the feed: a read-only Registry v0.1 list API
-// (/v0.1/servers, /v0.1/servers/{name}/versions/latest), the feed files
-// (/feed.jsonl, /feed.csv, /feed.json), an AI Catalog of the discovered
-// cards (/.well-known/ai-catalog.json), and an HTML page (/).
+// (/v0.1/servers, /v0.1/servers/{name}/versions[/{version}]), the feed
+// files (one per format, streamed), and a paged, searchable HTML page (/).
+// Every answer is read from the store when asked: nothing is cached, and
+// every document carries an ETag made of the store's change counter.
 func Handler(opts ServerOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.CacheFor <= 0 {
-		opts.CacheFor = 5 * time.Second
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	if opts.StallTimeout <= 0 {
 		opts.StallTimeout = 60 * time.Second
+	}
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = 5 * time.Second
 	}
 	s := &server{opts: opts}
 	mux := http.NewServeMux()
 	if opts.Site != nil {
 		mux.Handle("/", opts.Site)
 	} else {
-		mux.HandleFunc("GET /{$}", s.page)
+		mux.HandleFunc("GET /{$}", s.cached(s.page))
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
-	mux.HandleFunc("GET /feed.jsonl", s.file("jsonl", "application/jsonl"))
-	mux.HandleFunc("GET /feed.csv", s.file("csv", "text/csv; charset=utf-8"))
-	mux.HandleFunc("GET /feed.json", s.file("json", "application/json"))
-	mux.HandleFunc("GET /.well-known/ai-catalog.json", s.file("ai-catalog", "application/ai-catalog+json"))
-	mux.HandleFunc("GET /v0.1/servers", s.list)
-	mux.HandleFunc("GET /v0.1/servers/{name}/versions/latest", s.latest)
+	for _, f := range Formats {
+		mux.HandleFunc("GET "+f.Path, s.cached(s.file(f)))
+	}
+	mux.HandleFunc("GET /v0.1/servers", s.cached(s.list))
+	mux.HandleFunc("GET /v0.1/servers/{name}/versions", s.cached(s.versions))
+	mux.HandleFunc("GET /v0.1/servers/{name}/versions/{version}", s.cached(s.version))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Every answer is exactly the type it says: a browser must not
 		// guess HTML into a feed that carries text from cards.
@@ -79,53 +89,55 @@ func Handler(opts ServerOptions) http.Handler {
 
 type server struct {
 	opts ServerOptions
-
-	mu      sync.Mutex
-	cached  []Record
-	expires time.Time
 }
 
-func (s *server) records(w http.ResponseWriter, r *http.Request) ([]Record, bool) {
-	recs, err := s.read(r.Context())
-	if err != nil {
-		s.opts.Logger.Error("reading the feed", "err", err)
-		problem(w, http.StatusInternalServerError, "the feed could not be read")
-		return nil, false
-	}
-	return recs, true
-}
-
-// read returns the cached records, reading the Source again once they are
-// older than CacheFor. Concurrent requests share one read.
-func (s *server) read(ctx context.Context) ([]Record, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if now := s.opts.Now(); s.cached == nil || !now.Before(s.expires) {
-		recs, err := s.opts.Source(ctx)
-		if err != nil {
-			return nil, err
-		}
-		s.cached, s.expires = recs, now.Add(s.opts.CacheFor)
-	}
-	return s.cached, nil
-}
-
-func (s *server) file(format, contentType string) http.HandlerFunc {
+// cached answers a request whose If-None-Match names the store's current
+// version with 304, before reading anything else; otherwise the document
+// is written with that ETag. A change counter read is one row.
+func (s *server) cached(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		recs, ok := s.records(w, r)
-		if !ok {
+		v, err := s.opts.Store.FeedVersion(r.Context())
+		if err != nil {
+			s.fail(w, err)
 			return
 		}
-		w.Header().Set("Content-Type", contentType)
+		etag := `"` + v + "-" + shapeVersion + `"`
+		w.Header().Set("ETag", etag)
+		w.Header().Set("Cache-Control", "public, max-age="+strconv.Itoa(int(s.opts.MaxAge.Seconds())))
+		if matches(r.Header.Get("If-None-Match"), etag) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// matches is If-None-Match's weak comparison (RFC 9110 13.1.2).
+func matches(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *server) fail(w http.ResponseWriter, err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	s.opts.Logger.Error("reading the feed", "err", err)
+	problem(w, http.StatusInternalServerError, "the feed could not be read")
+}
+
+func (s *server) file(f Format) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", f.ContentType)
 		w.Header().Set("Access-Control-Allow-Origin", "*")
 		sw := &stallWriter{w: w, rc: http.NewResponseController(w), stall: s.opts.StallTimeout}
-		write := func() error { return Write(sw, format, recs) }
-		if format == "ai-catalog" {
-			cat, _ := DirectoryCatalog(recs, s.opts.Catalog)
-			write = func() error { return writeJSON(sw, cat) }
-		}
-		if err := write(); err != nil {
-			s.opts.Logger.Warn("writing the feed", "format", format, "err", err)
+		if err := f.Write(r.Context(), sw, s.opts.Store, WriteOptions{Catalog: s.opts.Catalog}); err != nil {
+			s.opts.Logger.Warn("writing the feed", "format", f.Name, "err", err)
 		}
 	}
 }
@@ -149,101 +161,132 @@ func (s *stallWriter) Write(p []byte) (int, error) {
 const (
 	defaultLimit = 30
 	maxLimit     = 100
+	pageSize     = 50
 )
 
-// list serves GET /v0.1/servers with the Registry's limit/cursor paging.
-// Cursors are opaque to clients; here they encode the last card key served.
+// list serves GET /v0.1/servers with the Registry's parameters: limit,
+// cursor (opaque; here the last card key served, so a page boundary stays
+// put while servers are added before or after it), search (a substring of
+// the name, any case), updated_since (RFC 3339; entries changed after it,
+// those now gone included, as the Registry includes deleted servers) and
+// version (only "latest", which every entry here is).
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit := defaultLimit
+	eq := store.EntryQuery{Limit: defaultLimit, Search: q.Get("search")}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxLimit {
 			problem(w, http.StatusBadRequest, "limit must be an integer from 1 to 100")
 			return
 		}
-		limit = n
+		eq.Limit = n
 	}
-	after := ""
 	if c := q.Get("cursor"); c != "" {
 		b, err := base64.RawURLEncoding.DecodeString(c)
-		if err != nil {
+		if err != nil || len(b) == 0 {
 			problem(w, http.StatusBadRequest, "invalid cursor")
 			return
 		}
-		after = string(b)
+		eq.After = string(b)
 	}
-	recs, ok := s.records(w, r)
+	if v := q.Get("updated_since"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			problem(w, http.StatusBadRequest, "Invalid updated_since format: expected RFC3339 timestamp (e.g., 2025-08-07T13:15:04.280Z)")
+			return
+		}
+		eq.Since = store.FormatTime(t)
+	}
+	if v := q.Get("version"); v != "" && v != "latest" {
+		eq.Limit = 0 // cards have one version each; an exact version is searched by name
+	}
+	entries, more, err := s.opts.Store.FeedEntries(r.Context(), eq)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	out := wire.ServerList[RegistryEntry]{Servers: make([]RegistryEntry, 0, len(entries))}
+	for i := range entries {
+		if e, ok := NewRegistryEntry(&entries[i], true); ok {
+			out.Servers = append(out.Servers, e)
+		}
+	}
+	if more && len(entries) > 0 {
+		out.Metadata.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(entries[len(entries)-1].CardKey))
+	}
+	out.Metadata.Count = len(out.Servers)
+	writeJSONResponse(w, http.StatusOK, out)
+}
+
+// versions serves GET /v0.1/servers/{name}/versions: every listed card
+// claiming the name (names are assertions), the one latest serves first.
+// The name arrives percent-encoded ("com.example%2Fweather"); PathValue
+// has already decoded it once, and decoding it again would turn a literal
+// "%41" into "A" and refuse a name with "%" in it.
+func (s *server) versions(w http.ResponseWriter, r *http.Request) {
+	entries, ok := s.named(w, r)
 	if !ok {
 		return
 	}
-	all := RegistryList(recs)
-	var page []RegistryEntry
-	started := after == ""
-	next := ""
-	if !started && !slices.ContainsFunc(all.Servers, func(e RegistryEntry) bool { return entryKey(e) == after }) {
-		problem(w, http.StatusBadRequest, "the cursor names a server that is no longer in the feed; start again without a cursor")
-		return
-	}
-	for _, e := range all.Servers {
-		key := entryKey(e)
-		if !started {
-			started = key == after
-			continue
+	out := wire.ServerList[RegistryEntry]{Servers: make([]RegistryEntry, 0, len(entries))}
+	for i := range entries {
+		if e, ok := NewRegistryEntry(&entries[i], true); ok {
+			out.Servers = append(out.Servers, e)
 		}
-		if len(page) == limit {
-			next = base64.RawURLEncoding.EncodeToString([]byte(entryKey(page[len(page)-1])))
-			break
-		}
-		page = append(page, e)
 	}
-	if page == nil {
-		page = []RegistryEntry{}
-	}
-	meta := map[string]any{"count": len(page)}
-	if next != "" {
-		meta["nextCursor"] = next
-	}
-	writeJSONResponse(w, RegistryListing{Servers: page, Metadata: meta})
+	out.Metadata.Count = len(out.Servers)
+	writeJSONResponse(w, http.StatusOK, out)
 }
 
-func entryKey(e RegistryEntry) string {
-	m, _ := e.Meta[MetaKey].(map[string]any)
-	k, _ := m["cardKey"].(string)
-	return k
-}
-
-// latest serves GET /v0.1/servers/{name}/versions/latest. Several cards may
-// claim one name (names are assertions); the first in feed order is served.
-// The name arrives percent-encoded ("com.example%2Fweather"); PathValue has
-// already decoded it once, and decoding it again would turn a literal "%41"
-// into "A" and refuse a name with "%" in it.
-func (s *server) latest(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	recs, ok := s.records(w, r)
+// version serves GET /v0.1/servers/{name}/versions/{version}: "latest" is
+// the first card in feed order claiming the name, any other version the
+// first such card declaring that version.
+func (s *server) version(w http.ResponseWriter, r *http.Request) {
+	entries, ok := s.named(w, r)
 	if !ok {
 		return
 	}
-	for _, e := range RegistryList(recs).Servers {
-		if e.Server["name"] == name {
-			writeJSONResponse(w, e)
+	want := r.PathValue("version")
+	for i := range entries {
+		if e, ok := NewRegistryEntry(&entries[i], true); ok && (want == "latest" || e.Server.Version == want) {
+			writeJSONResponse(w, http.StatusOK, e)
 			return
 		}
 	}
-	problem(w, http.StatusNotFound, "server not found")
+	problem(w, http.StatusNotFound, "Server not found")
 }
 
-func writeJSONResponse(w http.ResponseWriter, v any) {
+func (s *server) named(w http.ResponseWriter, r *http.Request) ([]store.FeedEntry, bool) {
+	entries, err := s.opts.Store.FeedEntriesNamed(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.fail(w, err)
+		return nil, false
+	}
+	if len(entries) == 0 {
+		problem(w, http.StatusNotFound, "Server not found")
+		return nil, false
+	}
+	return entries, true
+}
+
+// writeJSONResponse writes an API answer compact, as the Registry does
+// (indenting was a fifth of a page's cost).
+func writeJSONResponse(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Access-Control-Allow-Origin", "*")
-	_ = writeJSON(w, v)
+	w.WriteHeader(status)
+	_ = newEncoder(w).Encode(v)
 }
 
 // problem writes an RFC 9457 problem body, as the Registry does.
 func problem(w http.ResponseWriter, status int, detail string) {
 	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Del("ETag")
+	w.Header().Del("Cache-Control")
 	w.WriteHeader(status)
-	_ = writeJSON(w, map[string]any{"title": http.StatusText(status), "status": status, "detail": detail})
+	enc := newEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(wire.Problem{Title: http.StatusText(status), Status: status, Detail: detail})
 }
 
 // pageStyle is the page's only style, allowed by its hash in pageCSP: the
@@ -253,6 +296,7 @@ const pageStyle = `
 body{font-family:system-ui,sans-serif;margin:2rem;color:#222}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #ddd;vertical-align:top}
 th{background:#f4f4f4}code{font-size:.9em}.conformant{color:#176b2c}.near_conformant{color:#8a6100}.non_conformant{color:#a31515}
+form{margin:1rem 0}input{padding:.3rem;min-width:16rem}nav{margin:1rem 0}
 `
 
 var pageCSP = func() string {
@@ -265,28 +309,91 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"join":  strings.Join,
 	"deref": func(n *int) int { return *n },
 }).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>cardcrawl: discovered MCP servers</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>cardcrawl: discovered MCP servers</title>
 <style>` + pageStyle + `</style></head><body>
 <h1>Discovered MCP servers</h1>
-<p>{{len .}} server(s) found through AI Catalogs and MCP Server Cards.
+<p>{{.Total}} server(s){{if .Query}} whose name contains “{{.Query}}”{{end}} found through AI Catalogs and MCP Server Cards.
 Feeds: <a href="/feed.jsonl">JSONL</a> · <a href="/feed.csv">CSV</a> · <a href="/feed.json">Registry JSON</a> ·
 <a href="/.well-known/ai-catalog.json">AI Catalog</a> · API: <a href="/v0.1/servers">/v0.1/servers</a></p>
+<form method="get" action="/"><label>Name contains <input type="search" name="q" value="{{.Query}}"></label> <button type="submit">Search</button></form>
 <table><thead><tr><th>Endpoint</th><th>Transport</th><th>Name</th><th>Version</th><th>Card</th><th>Listed by</th><th>Probe</th></tr></thead><tbody>
-{{range .}}<tr><td><code>{{if .Endpoint}}{{.Endpoint}}{{else}}(no remote){{end}}</code></td><td>{{.Transport}}</td>
+{{range .Records}}<tr><td><code>{{if .Endpoint}}{{.Endpoint}}{{else}}(no remote){{end}}</code></td><td>{{.Transport}}</td>
 <td>{{.Name}}{{if .Title}}<br><small>{{.Title}}</small>{{end}}</td><td>{{.Version}}</td>
 <td class="{{.Grade}}">{{.Grade}}{{if .CardURL}}<br><small><a href="{{.CardURL}}">card</a></small>{{end}}</td>
 <td>{{join .Domains ", "}}</td><td>{{with .Probe}}{{.Outcome}}{{if .ToolCount}} ({{deref .ToolCount}} tools){{end}}{{else}}–{{end}}</td></tr>
-{{end}}</tbody></table></body></html>
+{{end}}</tbody></table>
+<nav>{{if .First}}<a href="{{.First}}">first page</a>{{end}}{{if .Next}} · <a href="{{.Next}}" rel="next">next {{.Size}}</a>{{end}}</nav>
+</body></html>
 `))
 
+type pageData struct {
+	Total   int
+	Query   string
+	Records []Record
+	Size    int
+	First   string
+	Next    string
+}
+
+// page serves the HTML page: pageSize servers at a time in feed order, an
+// optional name search (?q=), and a link to the next page whose cursor
+// names the last server shown.
 func (s *server) page(w http.ResponseWriter, r *http.Request) {
-	recs, ok := s.records(w, r)
-	if !ok {
+	q := store.FeedQuery{Search: r.URL.Query().Get("q"), Limit: pageSize + 1}
+	if c := r.URL.Query().Get("after"); c != "" {
+		after, ok := decodePageCursor(c)
+		if !ok {
+			problem(w, http.StatusBadRequest, "invalid cursor")
+			return
+		}
+		q.After = after
+	}
+	data := pageData{Query: q.Search, Size: pageSize}
+	var last store.FeedCursor
+	err := s.opts.Store.EachFeedServer(r.Context(), q, func(fs *store.FeedServer) error {
+		if len(data.Records) == pageSize {
+			data.Next = pageLink(q.Search, last)
+			return nil
+		}
+		data.Records = append(data.Records, NewRecord(fs))
+		last = fs.Cursor()
+		return nil
+	})
+	if err == nil {
+		data.Total, err = s.opts.Store.CountFeedServers(r.Context(), store.FeedQuery{Search: q.Search})
+	}
+	if err != nil {
+		s.fail(w, err)
 		return
+	}
+	if q.After != (store.FeedCursor{}) {
+		data.First = "/"
+		if q.Search != "" {
+			data.First = "/?q=" + urlQueryEscape(q.Search)
+		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", pageCSP)
-	if err := pageTemplate.Execute(w, recs); err != nil {
+	if err := pageTemplate.Execute(w, data); err != nil {
 		s.opts.Logger.Warn("rendering the page", "err", err)
 	}
 }
+
+func pageLink(search string, after store.FeedCursor) string {
+	link := "/?after=" + base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(after.Kind)+after.Key))
+	if search != "" {
+		link += "&q=" + urlQueryEscape(search)
+	}
+	return link
+}
+
+func decodePageCursor(c string) (store.FeedCursor, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) < 2 || (b[0] != '0' && b[0] != '1') {
+		return store.FeedCursor{}, false
+	}
+	return store.FeedCursor{Kind: int(b[0] - '0'), Key: string(b[1:])}, true
+}
+
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }

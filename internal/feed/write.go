@@ -1,52 +1,124 @@
 package feed
 
 import (
+	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
-	"github.com/cardcrawl/cardcrawl/servercard"
+	"github.com/cardcrawl/cardcrawl/store"
 )
 
-// Formats accepted by Write.
-var Formats = []string{"json", "jsonl", "csv", "ai-catalog"}
-
-// Write writes records in the named format.
-func Write(w io.Writer, format string, records []Record) error {
-	switch format {
-	case "jsonl":
-		return writeJSONL(w, records)
-	case "json":
-		return writeJSON(w, RegistryList(records))
-	case "csv":
-		return writeCSV(w, records)
-	case "ai-catalog":
-		return writeJSON(w, AICatalog(records))
-	default:
-		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
-	}
+// Source is what the writers read: the store's feed, streamed.
+type Source interface {
+	EachFeedServer(ctx context.Context, q store.FeedQuery, fn func(*store.FeedServer) error) error
+	EachFeedEntry(ctx context.Context, fn func(*store.FeedEntry) error) error
 }
 
-func writeJSONL(w io.Writer, records []Record) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for _, r := range records {
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("write jsonl: %w", err)
+// WriteOptions change what a writer writes.
+type WriteOptions struct {
+	// Since, when set, asks for the delta feed: what changed after it,
+	// tombstones included (formats with Delta only). A stored time
+	// (store.FormatTime).
+	Since string
+	// Catalog says who aggregates the AI Catalog (ai-catalog only).
+	Catalog CatalogOptions
+	// Skipped, when set, receives how many cards the AI Catalog left out
+	// for want of a publisher identifier (see CatalogOptions).
+	Skipped *int
+}
+
+// Format is one published shape of the feed. Adding a format is adding a
+// row to Formats: the CLI's help and --format, export and serve read it.
+type Format struct {
+	Name        string
+	ContentType string
+	// Path is where serve publishes it.
+	Path string
+	// Help says what it is, for the CLI.
+	Help string
+	// Delta: the format can carry the delta feed (WriteOptions.Since).
+	Delta bool
+	write func(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error
+}
+
+// Formats are the feed's formats, in the order help lists them.
+var Formats = []Format{
+	{Name: "jsonl", ContentType: "application/jsonl", Path: "/feed.jsonl", Delta: true,
+		Help:  "one JSON record per server (endpoint, or card without remote); with --since, changes and tombstones",
+		write: writeJSONL},
+	{Name: "json", ContentType: "application/json", Path: "/feed.json",
+		Help: "the Registry v0.1 list shape, one server.json entry per describing card", write: writeRegistryJSON},
+	{Name: "csv", ContentType: "text/csv; charset=utf-8", Path: "/feed.csv",
+		Help: "one row per server, formula cells neutralised", write: writeCSV},
+	{Name: "ai-catalog", ContentType: "application/ai-catalog+json", Path: "/.well-known/ai-catalog.json",
+		Help: "an AI Catalog of the discovered cards", write: writeAICatalog},
+}
+
+// FormatNames lists the formats' names.
+func FormatNames() []string {
+	out := make([]string, len(Formats))
+	for i, f := range Formats {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// FormatNamed finds a format by name.
+func FormatNamed(name string) (Format, bool) {
+	for _, f := range Formats {
+		if f.Name == name {
+			return f, true
 		}
 	}
-	return nil
+	return Format{}, false
 }
 
-func writeJSON(w io.Writer, v any) error {
+// ErrNoDelta: the format cannot carry the delta feed.
+var ErrNoDelta = errors.New("this format has no delta form")
+
+// Write streams the feed from src to w in this format.
+func (f Format) Write(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
+	if opts.Since != "" && !f.Delta {
+		return fmt.Errorf("%s: %w", f.Name, ErrNoDelta)
+	}
+	return f.write(ctx, w, src, opts)
+}
+
+// Write writes the feed in the named format.
+func Write(ctx context.Context, w io.Writer, format string, src Source, opts WriteOptions) error {
+	f, ok := FormatNamed(format)
+	if !ok {
+		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(FormatNames(), ", "))
+	}
+	return f.Write(ctx, w, src, opts)
+}
+
+func newEncoder(w io.Writer) *json.Encoder {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("write json: %w", err)
+	return enc
+}
+
+func writeJSONL(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
+	enc := newEncoder(w)
+	err := src.EachFeedServer(ctx, store.FeedQuery{Since: opts.Since}, func(s *store.FeedServer) error {
+		if s.Removed() {
+			return enc.Encode(NewTombstone(s))
+		}
+		r := NewRecord(s)
+		if opts.Since != "" {
+			r.UpdatedAt = s.UpdatedAt
+		}
+		return enc.Encode(r)
+	})
+	if err != nil {
+		return fmt.Errorf("write jsonl: %w", err)
 	}
 	return nil
 }
@@ -55,34 +127,39 @@ func writeJSON(w io.Writer, v any) error {
 var CSVHeader = []string{"endpoint", "transport", "templated", "name", "title", "version", "grade", "card_url",
 	"listed_by", "first_seen", "last_seen", "probe_outcome", "tool_count"}
 
-func writeCSV(w io.Writer, records []Record) error {
+func writeCSV(ctx context.Context, w io.Writer, src Source, _ WriteOptions) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
-	for _, r := range records {
-		outcome, tools := "", ""
-		if r.Probe != nil {
-			outcome = r.Probe.Outcome
-			if r.Probe.ToolCount != nil {
-				tools = strconv.Itoa(*r.Probe.ToolCount)
-			}
-		}
-		cardURL := r.CardURL
-		if cardURL == "" {
-			cardURL = r.CardKey
-		}
-		row := []string{r.Endpoint, r.Transport, strconv.FormatBool(r.Templated), r.Name, r.Title,
-			r.Version, r.Grade, cardURL, strings.Join(r.Domains(), " "), r.FirstSeen, r.LastSeen, outcome, tools}
-		for i := range row {
-			row[i] = csvCell(row[i])
-		}
-		if err := cw.Write(row); err != nil {
-			return fmt.Errorf("write csv: %w", err)
-		}
+	err := src.EachFeedServer(ctx, store.FeedQuery{}, func(s *store.FeedServer) error {
+		return cw.Write(csvRow(NewRecord(s)))
+	})
+	if err != nil {
+		return fmt.Errorf("write csv: %w", err)
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+func csvRow(r Record) []string {
+	outcome, tools := "", ""
+	if r.Probe != nil {
+		outcome = r.Probe.Outcome
+		if r.Probe.ToolCount != nil {
+			tools = strconv.Itoa(*r.Probe.ToolCount)
+		}
+	}
+	cardURL := r.CardURL
+	if cardURL == "" {
+		cardURL = r.CardKey
+	}
+	row := []string{r.Endpoint, r.Transport, strconv.FormatBool(r.Templated), r.Name, r.Title,
+		r.Version, r.Grade, cardURL, strings.Join(r.Domains(), " "), r.FirstSeen, r.LastSeen, outcome, tools}
+	for i := range row {
+		row[i] = csvCell(row[i])
+	}
+	return row
 }
 
 // csvCell neutralises a cell a spreadsheet would run as a formula: names,
@@ -99,101 +176,96 @@ func csvCell(s string) string {
 	return s
 }
 
-// RegistrySchema is the server.json schema the Registry-compatible feed claims.
-const RegistrySchema = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
-
-// MetaKey is the namespaced _meta key under which the feed says where each
-// server was found.
-const MetaKey = "io.github.cardcrawl/discovery"
-
-// RegistryEntry is one server in the Registry v0.1 list shape.
-type RegistryEntry struct {
-	Server map[string]any `json:"server"`
-	Meta   map[string]any `json:"_meta"`
+// jsonArray writes the members of one JSON array of an indented document
+// as they come, each indented as encoding/json would indent the whole
+// document at that depth: the envelope around a feed of any size is
+// written without holding the feed.
+type jsonArray struct {
+	w      io.Writer
+	indent string // the array's own indentation
+	buf    bytes.Buffer
+	enc    *json.Encoder
+	n      int
 }
 
-// RegistryListing is the Registry v0.1 `GET /v0.1/servers` envelope.
-type RegistryListing struct {
-	Servers  []RegistryEntry `json:"servers"`
-	Metadata map[string]any  `json:"metadata"`
+func newJSONArray(w io.Writer, indent string) *jsonArray {
+	a := &jsonArray{w: w, indent: indent}
+	a.enc = newEncoder(&a.buf)
+	a.enc.SetIndent(indent+"  ", "  ")
+	return a
 }
 
-// RegistryList groups endpoint records by the card that describes them, so
-// each such card becomes one server.json-shaped entry carrying the remotes
-// found for it, with the discovery facts under a namespaced _meta key. A card
-// whose endpoints are all described by a better-graded card, or that has no
-// name, has no entry of its own.
-func RegistryList(records []Record) RegistryListing {
-	type group struct {
-		rec     Record
-		remotes []servercard.Remote
-		found   []Record
+func (a *jsonArray) add(v any) error {
+	a.buf.Reset()
+	if a.n == 0 {
+		a.buf.WriteString("[\n" + a.indent + "  ")
+	} else {
+		a.buf.WriteString(",\n" + a.indent + "  ")
 	}
-	var order []string
-	groups := map[string]*group{}
-	for _, r := range records {
-		g, ok := groups[r.CardKey]
+	a.n++
+	if err := a.enc.Encode(v); err != nil {
+		return err
+	}
+	a.buf.Truncate(a.buf.Len() - 1) // the encoder's newline
+	_, err := a.w.Write(a.buf.Bytes())
+	return err
+}
+
+func (a *jsonArray) close() error {
+	end := "\n" + a.indent + "]"
+	if a.n == 0 {
+		end = "[]"
+	}
+	_, err := io.WriteString(a.w, end)
+	return err
+}
+
+// writeMember writes `"name": value` at the envelope's first level, value
+// indented as encoding/json would.
+func writeMember(w io.Writer, name string, v any, last bool) error {
+	var buf bytes.Buffer
+	enc := newEncoder(&buf)
+	enc.SetIndent("  ", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1)
+	sep := ",\n"
+	if last {
+		sep = "\n}\n"
+	}
+	_, err := fmt.Fprintf(w, "  %q: %s%s", name, buf.Bytes(), sep)
+	return err
+}
+
+func writeRegistryJSON(ctx context.Context, w io.Writer, src Source, _ WriteOptions) error {
+	if _, err := io.WriteString(w, "{\n  \"servers\": "); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	arr := newJSONArray(w, "  ")
+	err := src.EachFeedEntry(ctx, func(e *store.FeedEntry) error {
+		entry, ok := NewRegistryEntry(e, false)
 		if !ok {
-			g = &group{rec: r}
-			groups[r.CardKey] = g
-			order = append(order, r.CardKey)
+			return nil
 		}
-		g.found = append(g.found, r)
-		if r.Endpoint == "" || r.card == nil {
-			continue
-		}
-		for _, rm := range r.card.Remotes {
-			if rm.URL == r.Endpoint {
-				g.remotes = append(g.remotes, rm)
-				break
-			}
-		}
+		return arr.add(entry)
+	})
+	if err == nil {
+		err = arr.close()
 	}
-	out := RegistryListing{Servers: []RegistryEntry{}}
-	for _, key := range order {
-		g := groups[key]
-		if g.rec.Name == "" {
-			// A server.json must have a name; a nameless card stays in the
-			// JSONL/CSV feed with its grade, but not in the Registry shape.
-			continue
-		}
-		srv := map[string]any{"$schema": RegistrySchema, "name": g.rec.Name, "description": g.rec.Description,
-			"version": g.rec.Version}
-		if g.rec.Title != "" {
-			srv["title"] = g.rec.Title
-		}
-		if g.rec.WebsiteURL != "" {
-			srv["websiteUrl"] = g.rec.WebsiteURL
-		}
-		if g.rec.Repository != nil {
-			srv["repository"] = g.rec.Repository
-		}
-		if g.rec.card != nil && len(g.rec.card.Icons) > 0 {
-			srv["icons"] = g.rec.card.Icons
-		}
-		if len(g.remotes) > 0 {
-			srv["remotes"] = g.remotes
-		}
-		found := make([]map[string]any, 0, len(g.found))
-		for _, f := range g.found {
-			m := map[string]any{"endpoint": f.Endpoint, "listedBy": f.ListedBy, "firstSeen": f.FirstSeen, "lastSeen": f.LastSeen}
-			if f.Probe != nil {
-				m["probe"] = f.Probe
-			}
-			found = append(found, m)
-		}
-		out.Servers = append(out.Servers, RegistryEntry{Server: srv, Meta: map[string]any{MetaKey: map[string]any{
-			"cardUrl": g.rec.CardURL, "cardKey": g.rec.CardKey, "grade": g.rec.Grade, "findings": g.rec.Findings,
-			"endpoints": found,
-		}}})
+	if err == nil {
+		_, err = io.WriteString(w, ",\n")
 	}
-	out.Metadata = map[string]any{"count": len(out.Servers)}
-	return out
+	if err == nil {
+		err = writeMember(w, "metadata", metadata{Count: arr.n}, true)
+	}
+	if err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
 }
 
-// AICatalog publishes the discovered cards as an AI Catalog with their
-// publishers' identifiers (see DirectoryCatalog; none are minted).
-func AICatalog(records []Record) map[string]any {
-	c, _ := DirectoryCatalog(records, CatalogOptions{})
-	return c
+// metadata is the export's list metadata: the count only.
+type metadata struct {
+	Count int `json:"count"`
 }

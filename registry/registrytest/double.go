@@ -16,18 +16,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cardcrawl/cardcrawl/registry/wire"
 )
 
-// Official is the Registry's per-version metadata, in the field order the
-// real handler writes it.
-type Official struct {
-	Status          string    `json:"status"`
-	StatusChangedAt time.Time `json:"statusChangedAt"`
-	StatusMessage   string    `json:"statusMessage,omitempty"`
-	PublishedAt     time.Time `json:"publishedAt"`
-	UpdatedAt       time.Time `json:"updatedAt"`
-	IsLatest        bool      `json:"isLatest"`
-}
+// Official is the Registry's per-version metadata (registry/wire).
+type Official = wire.Official
 
 type entry struct {
 	name, version string
@@ -173,22 +167,11 @@ func (d *Double) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-type serverResponse struct {
-	Server json.RawMessage `json:"server"`
-	Meta   struct {
-		Official Official `json:"io.modelcontextprotocol.registry/official"`
-	} `json:"_meta"`
-}
-
-type metadata struct {
-	NextCursor string `json:"nextCursor,omitempty"`
-	Count      int    `json:"count"`
-}
-
-type listResponse struct {
-	Servers  []serverResponse `json:"servers"`
-	Metadata metadata         `json:"metadata"`
-}
+// The double serves server.json as it was published, raw.
+type (
+	serverResponse = wire.ServerResponse[json.RawMessage, wire.OfficialMeta]
+	listResponse   = wire.ServerList[serverResponse]
+)
 
 func (d *Double) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -297,11 +280,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func Problem(w http.ResponseWriter, status int, title, detail string) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
-	b, _ := json.Marshal(struct {
-		Title  string `json:"title"`
-		Status int    `json:"status"`
-		Detail string `json:"detail"`
-	}{title, status, detail})
+	b, _ := json.Marshal(wire.Problem{Title: title, Status: status, Detail: detail})
 	w.Write(b)
 }
 

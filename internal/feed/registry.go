@@ -1,0 +1,103 @@
+package feed
+
+import (
+	"github.com/cardcrawl/cardcrawl/registry/wire"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// RegistrySchema is the server.json schema the Registry-compatible feed claims.
+const RegistrySchema = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
+
+// MetaKey is the namespaced _meta key under which the feed says where each
+// server was found.
+const MetaKey = "io.github.cardcrawl/discovery"
+
+// RegistryEntry is one server in the Registry v0.1 list shape.
+type RegistryEntry = wire.ServerResponse[wire.Server, EntryMeta]
+
+// EntryMeta is an entry's response-level _meta.
+type EntryMeta struct {
+	Discovery Discovery `json:"io.github.cardcrawl/discovery"`
+}
+
+// Discovery is what cardcrawl found about an entry's card (fields in the
+// order the feed has always written them).
+type Discovery struct {
+	CardKey   string          `json:"cardKey"`
+	CardURL   string          `json:"cardUrl"`
+	Endpoints []FoundEndpoint `json:"endpoints"`
+	Findings  []string        `json:"findings"`
+	Grade     string          `json:"grade"`
+	Removed   *RemovedEntry   `json:"removed,omitempty"`
+	UpdatedAt string          `json:"updatedAt,omitempty"`
+}
+
+// RemovedEntry says an entry's card no longer describes any listed
+// server: served with updated_since, as the Registry serves deleted
+// servers.
+type RemovedEntry struct {
+	At     string `json:"at"`
+	Reason string `json:"reason"`
+}
+
+// FoundEndpoint is one endpoint of an entry, where it was found.
+type FoundEndpoint struct {
+	Endpoint  string    `json:"endpoint"`
+	FirstSeen string    `json:"firstSeen"`
+	LastSeen  string    `json:"lastSeen"`
+	ListedBy  []Listing `json:"listedBy"`
+	Probe     *Probe    `json:"probe,omitempty"`
+}
+
+// NewRegistryEntry builds the server.json-shaped entry of a card and the
+// records it describes, carrying the remotes found for it, with the
+// discovery facts under MetaKey. A card without a name has no entry (a
+// server.json must have one): ok is false. With api, the entry also says
+// when it last changed, and whether it is gone.
+func NewRegistryEntry(e *store.FeedEntry, api bool) (entry RegistryEntry, ok bool) {
+	first := NewRecord(&e.Records[0])
+	if first.Name == "" {
+		// A nameless card stays in the JSONL/CSV feed with its grade, but
+		// not in the Registry shape.
+		return entry, false
+	}
+	card := decodeCard(e.CardJSON)
+	srv := wire.Server{Schema: RegistrySchema, Name: first.Name, Description: first.Description, Version: first.Version,
+		Title: first.Title, WebsiteURL: first.WebsiteURL, Repository: first.Repository, Icons: card.Icons}
+	found := make([]FoundEndpoint, 0, len(e.Records))
+	updated := ""
+	for i := range e.Records {
+		s := &e.Records[i]
+		r := first
+		if i > 0 {
+			r = NewRecord(s)
+		}
+		updated = max(updated, s.UpdatedAt)
+		found = append(found, FoundEndpoint{Endpoint: r.Endpoint, ListedBy: r.ListedBy, FirstSeen: r.FirstSeen,
+			LastSeen: r.LastSeen, Probe: r.Probe})
+		if r.Endpoint == "" {
+			continue
+		}
+		for _, rm := range card.Remotes {
+			if rm.URL == r.Endpoint {
+				srv.Remotes = append(srv.Remotes, rm)
+				break
+			}
+		}
+	}
+	d := Discovery{CardURL: first.CardURL, CardKey: first.CardKey, Grade: first.Grade, Findings: first.Findings,
+		Endpoints: found}
+	if api {
+		d.UpdatedAt = updated
+		if e.Removed() {
+			last := &e.Records[0]
+			for i := range e.Records {
+				if e.Records[i].RemovedAt > last.RemovedAt {
+					last = &e.Records[i]
+				}
+			}
+			d.Removed = &RemovedEntry{At: last.RemovedAt, Reason: last.RemovedReason}
+		}
+	}
+	return RegistryEntry{Server: srv, Meta: EntryMeta{Discovery: d}}, true
+}

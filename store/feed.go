@@ -1,0 +1,504 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cardcrawl/cardcrawl/servercard"
+)
+
+// Why a feed record went away, as its tombstone says.
+const (
+	// RemovedNotListed: no catalog lists the card, or no listed card
+	// declares the endpoint, any more.
+	RemovedNotListed = "not_listed"
+	// RemovedCatalogGone: the last domain listing it no longer has a
+	// catalog (it answered 404/410 for it).
+	RemovedCatalogGone = "catalog_gone"
+)
+
+// Kinds of feed record.
+const (
+	kindEndpoint = 0
+	kindCard     = 1
+)
+
+// feedKey names one feed record.
+type feedKey struct {
+	kind int
+	key  string
+}
+
+// feedRow is one feed_servers row: what the record says (meaning), plus
+// what changes on every crawl without changing its meaning.
+type feedRow struct {
+	meaning feedMeaning
+	// Not meaning: a re-fetch or a re-decision changes these only.
+	firstSeen, lastSeen, probedAt, decision, decisionReason string
+}
+
+// feedMeaning is what a mirror must hear about: a change here moves
+// updated_at.
+type feedMeaning struct {
+	endpoint, transport                                          string
+	templated                                                    bool
+	cardKey, cardURL                                             string
+	cardInline                                                   bool
+	cardSHA, name, title, version, description, website, repo    string
+	grade, findings                                              string
+	probeOutcome, probeTransport, probeProtocol, probeServerName string
+	probeServerVersion                                           string
+	probeTools                                                   sql.NullInt64
+	probePartial                                                 bool
+}
+
+// feedTx keeps the read model in step within one write transaction.
+type feedTx struct {
+	tx  *txw
+	now string
+	seq int64 // this transaction's change number; 0 until something changed
+	// repos caches the repository object of cards read in this
+	// transaction: a card with thousands of remotes is decoded once.
+	repos map[string]string
+	// cards are the describing cards of records written in this
+	// transaction, before and after: their entries' order is redone.
+	cards map[string]bool
+}
+
+func newFeedTx(tx *txw, now string) *feedTx {
+	return &feedTx{tx: tx, now: now, repos: map[string]string{}, cards: map[string]bool{}}
+}
+
+// bump returns this transaction's change number, taking the next one from
+// feed_state the first time.
+func (f *feedTx) bump() (int64, error) {
+	if f.seq != 0 {
+		return f.seq, nil
+	}
+	if err := f.tx.queryRow(`UPDATE feed_state SET seq = seq + 1 WHERE id = 1 RETURNING seq`).Scan(&f.seq); err != nil {
+		return 0, fmt.Errorf("feed change counter: %w", err)
+	}
+	return f.seq, nil
+}
+
+// domainListings are the (kind, key) records a domain's active listings
+// reach, each with its listings, to tell afterwards which changed.
+type domainListings map[feedKey][]ListingRecord
+
+func activeDomainListings(tx *txw, domain string) (domainListings, error) {
+	rows, err := tx.query(`SELECT catalog_url, identifier, card_key, remote_norm FROM listings
+		WHERE domain = ? AND active = TRUE ORDER BY remote_norm, card_key, catalog_url, identifier`, domain)
+	if err != nil {
+		return nil, fmt.Errorf("listings of %s: %w", domain, err)
+	}
+	defer rows.Close()
+	out := domainListings{}
+	for rows.Next() {
+		var l ListingRecord
+		if err := rows.Scan(&l.CatalogURL, &l.Identifier, &l.CardKey, &l.RemoteNorm); err != nil {
+			return nil, fmt.Errorf("listings of %s: %w", domain, err)
+		}
+		k := feedKey{kindEndpoint, l.RemoteNorm}
+		if l.RemoteNorm == "" {
+			k = feedKey{kindCard, l.CardKey}
+		}
+		out[k] = append(out[k], l)
+	}
+	return out, rows.Err()
+}
+
+// feedBeforeDomain reads what a domain listed before SaveDomain changes it.
+func feedBeforeDomain(tx *txw, domain string) (domainListings, error) {
+	return activeDomainListings(tx, domain)
+}
+
+// feedAfterDomain brings every record SaveDomain may have changed up to
+// date: those the domain listed before or lists now, and those described
+// by a card it saved (other domains may list that card too).
+func feedAfterDomain(tx *txw, now string, r DomainResult, before domainListings) error {
+	after, err := activeDomainListings(tx, r.Domain)
+	if err != nil {
+		return err
+	}
+	reason := RemovedNotListed
+	if r.Definitive && r.Outcome != OutcomeCatalog {
+		reason = RemovedCatalogGone
+	}
+	touched := map[feedKey]bool{} // value: the record's listing chain changed
+	for k, ls := range before {
+		touched[k] = !slices.Equal(ls, after[k])
+	}
+	for k, ls := range after {
+		touched[k] = !slices.Equal(ls, before[k])
+	}
+	for _, c := range r.Cards {
+		rows, err := tx.query(`SELECT DISTINCT remote_norm FROM listings WHERE card_key = ? AND active = TRUE`, c.Key)
+		if err != nil {
+			return fmt.Errorf("records of card %s: %w", c.Key, err)
+		}
+		for rows.Next() {
+			var norm string
+			if err := rows.Scan(&norm); err != nil {
+				rows.Close()
+				return fmt.Errorf("records of card %s: %w", c.Key, err)
+			}
+			k := feedKey{kindEndpoint, norm}
+			if norm == "" {
+				k = feedKey{kindCard, c.Key}
+			}
+			if _, ok := touched[k]; !ok {
+				touched[k] = false
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+	}
+	f := newFeedTx(tx, now)
+	for _, c := range r.Cards {
+		f.repos[c.Key+"\x00"+c.SHA256] = repositoryJSON(string(c.JSON))
+	}
+	keys := make([]feedKey, 0, len(touched))
+	for k := range touched {
+		keys = append(keys, k)
+	}
+	// A fixed order keeps concurrent writers from locking rows in
+	// opposite orders (PostgreSQL).
+	slices.SortFunc(keys, func(a, b feedKey) int {
+		if a.kind != b.kind {
+			return a.kind - b.kind
+		}
+		return cmpString(a.key, b.key)
+	})
+	for _, k := range keys {
+		if err := f.refresh(k, touched[k], reason); err != nil {
+			return err
+		}
+	}
+	return f.finish()
+}
+
+// entryFirst is the first live record of a card's entry, as entry_first
+// holds it.
+const entryFirst = `SELECT MIN(CAST(g.kind AS TEXT) || g.key) FROM feed_servers g WHERE g.card_key = ? AND g.removed_at IS NULL`
+
+// finish redoes entry_first for the cards whose records changed: the
+// first record of each card's entry.
+func (f *feedTx) finish() error {
+	keys := make([]string, 0, len(f.cards))
+	for k := range f.cards {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, card := range keys {
+		res, err := f.tx.exec(`UPDATE feed_servers SET entry_first = (`+entryFirst+`)
+			WHERE card_key = ? AND removed_at IS NULL AND entry_first <> (`+entryFirst+`)`, card, card, card)
+		if err != nil {
+			return fmt.Errorf("feed entry of %s: %w", card, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			if _, err := f.bump(); err != nil {
+				return err
+			}
+		}
+	}
+	clear(f.cards)
+	return nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// feedAfterDecision records a new probe decision in the endpoint's
+// record. A decision never changes a record's meaning, and every remote
+// gets one on every run, so this is one targeted update rather than a
+// recomputation (compute reads the same latest decision).
+func feedAfterDecision(tx *txw, now string, d ProbeDecision) error {
+	if d.RemoteNorm == "" {
+		return nil
+	}
+	f := newFeedTx(tx, now)
+	res, err := f.tx.exec(`UPDATE feed_servers SET decision = ?, decision_reason = ?
+		WHERE kind = 0 AND key = ? AND removed_at IS NULL AND (decision <> ? OR decision_reason <> ?)`,
+		d.Decision, d.Reason, d.RemoteNorm, d.Decision, d.Reason)
+	if err != nil {
+		return fmt.Errorf("feed record %s: %w", d.RemoteNorm, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	seq, err := f.bump()
+	if err != nil {
+		return err
+	}
+	if _, err := f.tx.exec(`UPDATE feed_servers SET seq = ? WHERE kind = 0 AND key = ?`, seq, d.RemoteNorm); err != nil {
+		return fmt.Errorf("feed record %s: %w", d.RemoteNorm, err)
+	}
+	return nil
+}
+
+// feedAfterProbe brings an endpoint's record up to date after a probe was
+// recorded.
+func feedAfterProbe(tx *txw, now, remoteNorm string) error {
+	if remoteNorm == "" {
+		return nil
+	}
+	f := newFeedTx(tx, now)
+	if err := f.refresh(feedKey{kindEndpoint, remoteNorm}, false, RemovedNotListed); err != nil {
+		return err
+	}
+	return f.finish()
+}
+
+// refresh recomputes one record from the crawl's tables and writes it if
+// anything changed: updated_at moves when its meaning changed (or its
+// listing chain did, listingChanged), and a record no longer listed becomes
+// a tombstone with reason.
+func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
+	now, live, err := f.compute(k)
+	if err != nil {
+		return err
+	}
+	old, oldLive, exists, err := f.stored(k)
+	if err != nil {
+		return err
+	}
+	if exists && oldLive {
+		f.cards[old.meaning.cardKey] = true
+	}
+	if live {
+		f.cards[now.meaning.cardKey] = true
+	}
+	switch {
+	case !live && (!exists || !oldLive):
+		return nil
+	case !live:
+		seq, err := f.bump()
+		if err != nil {
+			return err
+		}
+		if _, err := f.tx.exec(`UPDATE feed_servers SET removed_at = ?, removed_reason = ?, updated_at = ?, seq = ?,
+			entry_first = '' WHERE kind = ? AND key = ?`, f.now, reason, f.now, seq, k.kind, k.key); err != nil {
+			return fmt.Errorf("remove feed record %s: %w", k.key, err)
+		}
+		return nil
+	case exists && oldLive && old == now && !listingChanged:
+		return nil
+	}
+	seq, err := f.bump()
+	if err != nil {
+		return err
+	}
+	// A re-fetch or re-decision that changed nothing a mirror must hear
+	// about keeps updated_at.
+	keep := exists && oldLive && old.meaning == now.meaning && !listingChanged
+	m := now.meaning
+	_, err = f.tx.exec(`INSERT INTO feed_servers (kind, key, endpoint, transport, templated, card_key, card_url,
+		card_inline, card_sha256, name, title, version, description, website_url, repository, grade, findings, first_seen,
+		last_seen, probe_outcome, probed_at, probe_transport, probe_protocol, probe_server_name, probe_server_version,
+		probe_tool_count, probe_partial, decision, decision_reason, updated_at, removed_at, removed_reason, seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, '', ?)
+		ON CONFLICT (kind, key) DO UPDATE SET endpoint = excluded.endpoint, transport = excluded.transport,
+		  templated = excluded.templated, card_key = excluded.card_key, card_url = excluded.card_url,
+		  card_inline = excluded.card_inline, card_sha256 = excluded.card_sha256, name = excluded.name,
+		  title = excluded.title, version = excluded.version, description = excluded.description,
+		  website_url = excluded.website_url, repository = excluded.repository, grade = excluded.grade,
+		  findings = excluded.findings, first_seen = excluded.first_seen, last_seen = excluded.last_seen,
+		  probe_outcome = excluded.probe_outcome, probed_at = excluded.probed_at,
+		  probe_transport = excluded.probe_transport, probe_protocol = excluded.probe_protocol,
+		  probe_server_name = excluded.probe_server_name, probe_server_version = excluded.probe_server_version,
+		  probe_tool_count = excluded.probe_tool_count, probe_partial = excluded.probe_partial,
+		  decision = excluded.decision, decision_reason = excluded.decision_reason,
+		  updated_at = CASE WHEN ? = 1 THEN feed_servers.updated_at ELSE excluded.updated_at END,
+		  removed_at = NULL, removed_reason = '', seq = excluded.seq`,
+		k.kind, k.key, m.endpoint, m.transport, m.templated, m.cardKey, m.cardURL, m.cardInline,
+		m.cardSHA, m.name, m.title, m.version, m.description, m.website, m.repo, m.grade, m.findings, now.firstSeen,
+		now.lastSeen, m.probeOutcome, now.probedAt, m.probeTransport, m.probeProtocol, m.probeServerName,
+		m.probeServerVersion, m.probeTools, m.probePartial, now.decision, now.decisionReason,
+		f.now, seq, keep)
+	if err != nil {
+		return fmt.Errorf("write feed record %s: %w", k.key, err)
+	}
+	return nil
+}
+
+// bestCardOrder ranks the cards declaring one endpoint: the best grade
+// describes it, ties going to the smallest card key, so the record does
+// not depend on crawl order.
+const bestCardOrder = `CASE c.grade WHEN 'near_conformant' THEN 1 WHEN 'non_conformant' THEN 2 ELSE 0 END, c.key`
+
+// compute builds the record as the crawl's tables say it is now; live is
+// false when nothing lists it.
+func (f *feedTx) compute(k feedKey) (feedRow, bool, error) {
+	var r feedRow
+	m := &r.meaning
+	var findings, cardJSON sql.NullString
+	var err error
+	if k.kind == kindEndpoint {
+		// The endpoint, its best card, its latest probe and decision: one
+		// query, as this runs for every record a crawl touches.
+		var result string
+		err = f.tx.queryRow(`SELECT r.url, r.type, r.templated, r.first_seen, r.last_seen,
+			c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version, c.description, c.website_url, c.grade,
+			c.findings, COALESCE(p.outcome, ''), COALESCE(p.probed_at, ''), COALESCE(p.transport, ''),
+			COALESCE(p.protocol, ''), COALESCE(p.server_name, ''), COALESCE(p.server_version, ''), p.tool_count,
+			COALESCE(p.result, ''), COALESCE(d.decision, ''), COALESCE(d.reason, '')
+			FROM remotes r JOIN listings l ON l.remote_norm = r.url_norm AND l.active = TRUE
+			JOIN cards c ON c.key = l.card_key
+			LEFT JOIN probes p ON p.id = (SELECT MAX(id) FROM probes WHERE remote_norm = r.url_norm)
+			LEFT JOIN probe_decisions d ON d.id = (SELECT MAX(id) FROM probe_decisions WHERE remote_norm = r.url_norm)
+			WHERE r.url_norm = ? ORDER BY `+bestCardOrder+` LIMIT 1`, k.key).Scan(&m.endpoint, &m.transport, &m.templated,
+			&r.firstSeen, &r.lastSeen, &m.cardKey, &m.cardURL, &m.cardInline, &m.cardSHA, &m.name, &m.title, &m.version,
+			&m.description, &m.website, &m.grade, &findings, &m.probeOutcome, &r.probedAt, &m.probeTransport,
+			&m.probeProtocol, &m.probeServerName, &m.probeServerVersion, &m.probeTools, &result, &r.decision,
+			&r.decisionReason)
+		m.probePartial = partial(result)
+	} else {
+		err = f.tx.queryRow(`SELECT c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version,
+			c.description, c.website_url, c.grade, c.findings, c.first_seen, c.last_seen
+			FROM cards c WHERE c.key = ? AND EXISTS (SELECT 1 FROM listings l
+			  WHERE l.card_key = c.key AND l.remote_norm = '' AND l.active = TRUE)`, k.key).Scan(&m.cardKey, &m.cardURL,
+			&m.cardInline, &m.cardSHA, &m.name, &m.title, &m.version, &m.description, &m.website, &m.grade, &findings,
+			&r.firstSeen, &r.lastSeen)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("feed record %s: %w", k.key, err)
+	}
+	m.findings = findingCodesJSON(findings.String)
+	repoKey := m.cardKey + "\x00" + m.cardSHA
+	repo, ok := f.repos[repoKey]
+	if !ok {
+		if err := f.tx.queryRow(`SELECT json FROM cards WHERE key = ?`, m.cardKey).Scan(&cardJSON); err != nil {
+			return r, false, fmt.Errorf("card %s: %w", m.cardKey, err)
+		}
+		repo = repositoryJSON(cardJSON.String)
+		f.repos[repoKey] = repo
+	}
+	m.repo = repo
+	return r, true, nil
+}
+
+// stored reads the record as feed_servers holds it.
+func (f *feedTx) stored(k feedKey) (r feedRow, live, exists bool, err error) {
+	m := &r.meaning
+	var removed sql.NullString
+	err = f.tx.queryRow(`SELECT endpoint, transport, templated, card_key, card_url, card_inline, card_sha256,
+		name, title, version, description, website_url, repository, grade, findings, first_seen, last_seen, probe_outcome,
+		probed_at, probe_transport, probe_protocol, probe_server_name, probe_server_version, probe_tool_count,
+		probe_partial, decision, decision_reason, removed_at FROM feed_servers WHERE kind = ? AND key = ?`, k.kind, k.key).
+		Scan(&m.endpoint, &m.transport, &m.templated, &m.cardKey, &m.cardURL, &m.cardInline, &m.cardSHA, &m.name, &m.title,
+			&m.version, &m.description, &m.website, &m.repo, &m.grade, &m.findings, &r.firstSeen, &r.lastSeen,
+			&m.probeOutcome, &r.probedAt, &m.probeTransport, &m.probeProtocol, &m.probeServerName, &m.probeServerVersion,
+			&m.probeTools, &m.probePartial, &r.decision, &r.decisionReason, &removed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, false, false, nil
+	}
+	if err != nil {
+		return r, false, false, fmt.Errorf("stored feed record %s: %w", k.key, err)
+	}
+	return r, !removed.Valid, true, nil
+}
+
+// findingCodesJSON reduces stored findings to their distinct codes,
+// sorted, as a JSON array.
+func findingCodesJSON(raw string) string {
+	var fs []struct {
+		Code string `json:"code"`
+	}
+	_ = json.Unmarshal([]byte(raw), &fs) // written by SaveDomain; a bad value has no codes
+	codes := make([]string, 0, len(fs))
+	for _, f := range fs {
+		codes = append(codes, f.Code)
+	}
+	slices.Sort(codes)
+	b, _ := json.Marshal(slices.Compact(codes))
+	return string(b)
+}
+
+// repositoryJSON is the card's repository object as JSON, "" when it has
+// none. Decoding into the card's own type keeps exactly what the feed
+// publishes.
+func repositoryJSON(card string) string {
+	var c struct {
+		Repository *servercard.Repository `json:"repository"`
+	}
+	_ = json.Unmarshal([]byte(card), &c) // as the feed always read cards: what decodes is kept
+	if c.Repository == nil {
+		return ""
+	}
+	b, _ := json.Marshal(c.Repository)
+	return string(b)
+}
+
+func partial(result string) bool {
+	var flags struct {
+		Partial bool `json:"partial"`
+	}
+	_ = json.Unmarshal([]byte(result), &flags) // a record without the field is not partial
+	return flags.Partial
+}
+
+// afterMigration runs Go steps a migration needs, in its transaction.
+var afterMigration = map[string]func(ctx context.Context, db *DB, tx *sql.Tx, now string) error{
+	"0005_feed_servers": buildFeed,
+}
+
+// feedPage is how many keys one backfill query reads.
+const feedPage = 500
+
+// buildFeed fills the read model of a database that had none, inside the
+// migration's transaction, and gives the database its identity.
+func buildFeed(ctx context.Context, db *DB, tx *sql.Tx, now string) error {
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return fmt.Errorf("database identity: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state (id, db_id, seq) VALUES (1, ?, 0)`, hex.EncodeToString(id[:])); err != nil {
+		return fmt.Errorf("feed state: %w", err)
+	}
+	f := newFeedTx(&txw{ctx: ctx, tx: tx, stmts: &db.stmts}, now)
+	for _, kind := range []int{kindEndpoint, kindCard} {
+		query := `SELECT DISTINCT remote_norm FROM listings WHERE active = TRUE AND remote_norm <> '' AND remote_norm > ?
+			ORDER BY remote_norm LIMIT ?`
+		if kind == kindCard {
+			query = `SELECT DISTINCT card_key FROM listings WHERE active = TRUE AND remote_norm = '' AND card_key > ?
+				ORDER BY card_key LIMIT ?`
+		}
+		err := eachPage(feedPage, func(after string) ([]string, error) {
+			return collect(ctx, tx, scanString, query, after, feedPage)
+		}, func(k string) string { return k }, func(k string) error {
+			if err := f.refresh(feedKey{kind, k}, false, RemovedNotListed); err != nil {
+				return err
+			}
+			if len(f.cards) >= feedPage {
+				clear(f.repos)
+				return f.finish()
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("build the feed: %w", err)
+		}
+		if err := f.finish(); err != nil {
+			return err
+		}
+		clear(f.repos)
+	}
+	return nil
+}

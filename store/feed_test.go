@@ -1,0 +1,262 @@
+package store_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/internal/feed/feedtest"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// view is what both ways of reading the feed must agree on.
+type view struct {
+	Norm, Endpoint, Transport, CardKey, Name, Version, Grade string
+	Findings                                                 []string
+	FirstSeen, LastSeen, Probe, Decision                     string
+	Listings                                                 []store.Listing
+	Category                                                 string // category (source); "" when none
+}
+
+func fromServers(t *testing.T, db *store.DB) []view {
+	t.Helper()
+	ss, err := db.Servers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []view{}
+	for _, s := range ss {
+		v := view{Norm: s.EndpointNorm, Endpoint: s.Endpoint, Transport: s.Transport, CardKey: s.Card.Key, Name: s.Card.Name,
+			Version: s.Card.Version, Grade: s.Card.Grade, FirstSeen: s.FirstSeen, LastSeen: s.LastSeen, Listings: s.Listings}
+		v.Findings = []string{}
+		for _, f := range s.Card.Findings {
+			v.Findings = append(v.Findings, f.Code)
+		}
+		slices.Sort(v.Findings)
+		v.Findings = slices.Compact(v.Findings)
+		if c := s.Category; c != nil && c.Category != "" {
+			v.Category = c.Category + " (" + c.Source + ")"
+		}
+		if s.Probe != nil {
+			v.Probe = s.Probe.Outcome + s.Probe.ProbedAt
+		}
+		if s.Decision != nil {
+			v.Decision = s.Decision.Decision + ":" + s.Decision.Reason
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func fromReadModel(t *testing.T, db *store.DB) []view {
+	t.Helper()
+	out := []view{}
+	err := db.EachFeedServer(context.Background(), store.FeedQuery{}, func(s *store.FeedServer) error {
+		v := view{Norm: s.EndpointNorm, Endpoint: s.Endpoint, Transport: s.Transport, CardKey: s.CardKey, Name: s.Name,
+			Version: s.Version, Grade: s.Grade, Findings: s.Findings, FirstSeen: s.FirstSeen, LastSeen: s.LastSeen,
+			Listings: s.Listings}
+		if s.Probe != nil {
+			v.Probe = s.Probe.Outcome + s.Probe.ProbedAt
+		}
+		if s.Decision != nil {
+			v.Decision = s.Decision.Decision + ":" + s.Decision.Reason
+		}
+		if s.Category != "" {
+			v.Category = s.Category + " (" + s.CategorySource + ")"
+		}
+		out = append(out, v)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestReadModelMatchesTheCrawlTables: after crawls that add, share, regrade,
+// remove and bring back servers, and probes, the read model says what a
+// fresh computation from the crawl's own tables says.
+func TestReadModelMatchesTheCrawlTables(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	db := open(t, filepath.Join(t.TempDir(), "x.db"), func() time.Time { return now })
+	step := func(name string) {
+		t.Helper()
+		if diff := cmp.Diff(fromServers(t, db), fromReadModel(t, db)); diff != "" {
+			t.Fatalf("after %s (-crawl tables +read model):\n%s", name, diff)
+		}
+		now = now.Add(time.Minute)
+	}
+	if err := feedtest.Fill(ctx, db, feedtest.Options{Domains: 23, RunID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	step("the first crawl")
+	if err := feedtest.Fill(ctx, db, feedtest.Options{From: 5, Domains: 10, RunID: 2}); err != nil {
+		t.Fatal(err)
+	}
+	step("a re-crawl")
+	// d000005 stops listing d000004's card: the shared endpoint now has
+	// one card less; d000010 loses its catalog.
+	if err := feedtest.Save(ctx, db, 3, feedtest.Domain(5), feedtest.Card{Key: "https://d000004.example/card-a.json",
+		Name: "regraded", Version: "9", Grade: "non_conformant", Remotes: []string{"https://mcp.d000004.example/a"}}); err != nil {
+		t.Fatal(err)
+	}
+	step("a regraded shared card")
+	if err := feedtest.Save(ctx, db, 3, feedtest.Domain(10)); err != nil {
+		t.Fatal(err)
+	}
+	step("a lost catalog")
+	if err := feedtest.Fill(ctx, db, feedtest.Options{From: 10, Domains: 1, RunID: 4}); err != nil {
+		t.Fatal(err)
+	}
+	step("a catalog back")
+	if err := db.AddProbe(ctx, 4, store.ProbeRow{RemoteNorm: "https://mcp.d000004.example/a", URL: "https://mcp.d000004.example/a",
+		ProbedAt: "2026-11-03T00:00:00Z", Outcome: "rate_limited", Result: `{}`}); err != nil {
+		t.Fatal(err)
+	}
+	step("a probe")
+}
+
+// TestUpdatedAtMovesOnMeaningOnly: a re-crawl with nothing new and a new
+// probe decision leave updated_at; a new version, a new probe outcome and
+// a removal move it, and a removal leaves a tombstone.
+func TestUpdatedAtMovesOnMeaningOnly(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	db := open(t, filepath.Join(t.TempDir(), "x.db"), func() time.Time { return now })
+	card := feedtest.Card{Key: "https://a.example/card.json", Name: "com.example/a", Version: "1",
+		Remotes: []string{"https://a.example/mcp"}}
+	updated := func() (string, string) {
+		t.Helper()
+		var u, removed string
+		if err := db.EachFeedServer(ctx, store.FeedQuery{Since: "0"}, func(s *store.FeedServer) error {
+			u, removed = s.UpdatedAt, s.RemovedReason
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return u, removed
+	}
+	version := func() string {
+		v, err := db.FeedVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if err := feedtest.Save(ctx, db, 1, "a.example", card); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := updated()
+	v1 := version()
+	for _, change := range []struct {
+		name    string
+		do      func() error
+		meaning bool
+	}{
+		{"a re-crawl with nothing new", func() error { return feedtest.Save(ctx, db, 2, "a.example", card) }, false},
+		{"a new decision", func() error {
+			return db.AddProbeDecision(ctx, store.ProbeDecision{RunID: 2, RemoteNorm: "https://a.example/mcp", Decision: "skip", Reason: "fresh"})
+		}, false},
+		{"a probe", func() error {
+			return db.AddProbe(ctx, 2, store.ProbeRow{RemoteNorm: "https://a.example/mcp", Outcome: "ok", Result: `{}`})
+		}, true},
+		{"the same outcome again", func() error {
+			return db.AddProbe(ctx, 3, store.ProbeRow{RemoteNorm: "https://a.example/mcp", Outcome: "ok", Result: `{}`})
+		}, false},
+		{"a new version", func() error {
+			c := card
+			c.Version = "2"
+			return feedtest.Save(ctx, db, 3, "a.example", c)
+		}, true},
+		{"the catalog gone", func() error { return feedtest.Save(ctx, db, 4, "a.example") }, true},
+	} {
+		now = now.Add(time.Hour)
+		before, _ := updated()
+		if err := change.do(); err != nil {
+			t.Fatal(err)
+		}
+		after, removed := updated()
+		if moved := after != before; moved != change.meaning {
+			t.Errorf("%s: updated_at %s -> %s; want moved=%v", change.name, before, after, change.meaning)
+		}
+		if change.name == "the catalog gone" && removed != store.RemovedCatalogGone {
+			t.Errorf("tombstone reason %q", removed)
+		}
+	}
+	if first == "" || version() == v1 {
+		t.Errorf("feed version did not change (%s)", v1)
+	}
+}
+
+// TestMigrationBuildsTheReadModel: a database from before migration 0005
+// (here: one whose read model is dropped and the migration forgotten) gets
+// its read model built when it is opened for writing.
+func TestMigrationBuildsTheReadModel(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "x.db")
+	db := open(t, path, nil)
+	if err := feedtest.Fill(ctx, db, feedtest.Options{Domains: 12, RunID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	want := fromServers(t, db)
+	for _, q := range []string{`DROP TABLE feed_servers`, `DROP TABLE feed_state`,
+		`DELETE FROM schema_migrations WHERE version = '0005_feed_servers'`} {
+		if _, err := db.SQL().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	if _, err := store.Open(ctx, path, store.Options{ReadOnly: true}); err == nil {
+		t.Fatal("a read-only open used a database without its read model")
+	}
+	db = open(t, path, nil)
+	if diff := cmp.Diff(want, fromReadModel(t, db)); diff != "" {
+		t.Errorf("built read model (-crawl tables +read model):\n%s", diff)
+	}
+	if _, err := db.FeedVersion(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestFeedCategoryFilter: the read model carries each record's stored
+// category, and FeedQuery keeps one category, or the records without one,
+// so that the two walks split the feed.
+func TestFeedCategoryFilter(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "x.db"), time.Now)
+	if err := feedtest.Fill(ctx, db, feedtest.Options{Domains: 23, RunID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	walk := func(q store.FeedQuery) map[string]string {
+		out := map[string]string{}
+		if err := db.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
+			out[s.EndpointNorm+" "+s.CardKey] = s.Category + "/" + s.CategorySource
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	all, travel, none := walk(store.FeedQuery{}), walk(store.FeedQuery{Category: "travel"}), walk(store.FeedQuery{NoCategory: true})
+	if len(travel) == 0 || len(none) == 0 || len(travel)+len(none) != len(all) {
+		t.Fatalf("%d travel + %d without != %d records", len(travel), len(none), len(all))
+	}
+	for k, c := range all {
+		want := none
+		if c != "/" {
+			want = travel
+		}
+		if want[k] != c {
+			t.Errorf("%s (%s) not in its walk", k, c)
+		}
+	}
+	if travel["https://mcp.d000002.example/a https://d000002.example/card-a.json"] != "travel/name" ||
+		travel[" https://d000014.example/card-a.json"] != "travel/description" {
+		t.Errorf("travel walk: %v", travel)
+	}
+}

@@ -1,0 +1,520 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// FeedServer is one feed record as the read model holds it: a remote
+// endpoint merged on its normalised URL across cards and domains, or a card
+// that declares no remote (EndpointNorm ""), described by one card.
+type FeedServer struct {
+	EndpointNorm string
+	Endpoint     string
+	Transport    string
+	Templated    bool
+
+	CardKey     string
+	CardURL     string // "" when the card came inline
+	CardInline  bool
+	CardSHA256  string
+	Name        string
+	Title       string
+	Version     string
+	Description string
+	WebsiteURL  string
+	Repository  string // the card's repository object as JSON, "" when none
+	Grade       string
+	Findings    []string // distinct finding codes, sorted
+
+	FirstSeen string
+	LastSeen  string
+	Probe     *ProbeRow      // the latest probe, nil when never probed
+	Decision  *ProbeDecision // the latest probe decision, nil when none
+
+	// UpdatedAt is when its meaning last changed (see migration 0005).
+	UpdatedAt string
+	// RemovedAt is set on a tombstone: when it stopped being listed, and
+	// RemovedReason why (RemovedNotListed, RemovedCatalogGone).
+	RemovedAt     string
+	RemovedReason string
+
+	// Listings is its listing chain, read from listings by join.
+	Listings []Listing
+
+	// Category is its stored category ("" when none was computed or no
+	// rule matched) and CategorySource where it came from (name,
+	// description, tools); read from server_categories by join.
+	Category, CategorySource string
+
+	kind       int
+	entryFirst string
+}
+
+// Removed reports whether the record is a tombstone.
+func (s *FeedServer) Removed() bool { return s.RemovedAt != "" }
+
+// FeedQuery selects feed records.
+type FeedQuery struct {
+	// Since, when set, selects what changed after it (an RFC 3339 time in
+	// the stored format): records whose updated_at is later, tombstones
+	// included. Without it, only listed records.
+	Since string
+	// Search keeps records whose name contains it, case-insensitively.
+	Search string
+	// Category keeps records of this category; with NoCategory, those
+	// without one instead.
+	Category   string
+	NoCategory bool
+	// After continues a walk after the record a cursor names.
+	After FeedCursor
+	// Limit stops after this many records; 0 reads them all.
+	Limit int
+}
+
+// FeedCursor names a record's place in the feed's order.
+type FeedCursor struct {
+	Kind int
+	Key  string
+}
+
+// Cursor is the record's place, for FeedQuery.After.
+func (s *FeedServer) Cursor() FeedCursor { return FeedCursor{s.kind, s.key()} }
+
+func (s *FeedServer) key() string {
+	if s.kind == kindEndpoint {
+		return s.EndpointNorm
+	}
+	return s.CardKey
+}
+
+// feedReadPage is how many records one read of the feed takes.
+const feedReadPage = 500
+
+const feedColumns = `f.kind, f.key, f.endpoint, f.transport, f.templated, f.card_key, f.card_url, f.card_inline,
+	f.card_sha256, f.name, f.title, f.version, f.description, f.website_url, f.repository, f.grade, f.findings,
+	f.first_seen, f.last_seen, f.probe_outcome, f.probed_at, f.probe_transport, f.probe_protocol, f.probe_server_name,
+	f.probe_server_version, f.probe_tool_count, f.probe_partial, f.decision, f.decision_reason, f.updated_at,
+	f.removed_at, f.removed_reason, f.entry_first, COALESCE(sc.category, ''), COALESCE(sc.source, '')`
+
+// feedFrom is the read model with each record's category, kept by the
+// category recompute in server_categories and joined on its primary key
+// (a card that declares no remote is kind 'card', subject its key).
+const feedFrom = `feed_servers f LEFT JOIN server_categories sc
+	ON sc.kind = CASE WHEN f.kind = 0 THEN '` + KindEndpoint + `' ELSE '` + KindCard + `' END
+	AND sc.registry = '' AND sc.subject = f.key`
+
+func scanFeedServer(rows *sql.Rows) (FeedServer, error) {
+	var s FeedServer
+	var key, findings, outcome, probedAt, decision, reason string
+	var p ProbeRow
+	var tools sql.NullInt64
+	var removed sql.NullString
+	err := rows.Scan(&s.kind, &key, &s.Endpoint, &s.Transport, &s.Templated, &s.CardKey, &s.CardURL, &s.CardInline,
+		&s.CardSHA256, &s.Name, &s.Title, &s.Version, &s.Description, &s.WebsiteURL, &s.Repository, &s.Grade, &findings,
+		&s.FirstSeen, &s.LastSeen, &outcome, &probedAt, &p.Transport, &p.Protocol, &p.ServerName, &p.ServerVersion,
+		&tools, &p.Partial, &decision, &reason, &s.UpdatedAt, &removed, &s.RemovedReason, &s.entryFirst, &s.Category,
+		&s.CategorySource)
+	if err != nil {
+		return s, err
+	}
+	if s.kind == kindEndpoint {
+		s.EndpointNorm = key
+	}
+	_ = json.Unmarshal([]byte(findings), &s.Findings) // written by findingCodesJSON
+	if s.Findings == nil {
+		s.Findings = []string{}
+	}
+	if outcome != "" {
+		p.RemoteNorm, p.URL, p.Outcome, p.ProbedAt = s.EndpointNorm, s.Endpoint, outcome, probedAt
+		if tools.Valid {
+			n := int(tools.Int64)
+			p.ToolCount = &n
+		}
+		s.Probe = &p
+	}
+	if decision != "" {
+		s.Decision = &ProbeDecision{RemoteNorm: s.EndpointNorm, URL: s.Endpoint, Decision: decision, Reason: reason}
+	}
+	s.RemovedAt = removed.String
+	return s, nil
+}
+
+// where is a FeedQuery's filter as SQL over feed_servers f.
+func (q FeedQuery) where() (string, []any) {
+	var conds []string
+	var args []any
+	if q.Since != "" {
+		conds = append(conds, "f.updated_at > ?")
+		args = append(args, q.Since)
+	} else {
+		conds = append(conds, "f.removed_at IS NULL")
+	}
+	if q.Search != "" {
+		conds = append(conds, `lower(f.name) LIKE lower(?) ESCAPE '\'`)
+		args = append(args, "%"+likeEscape(q.Search)+"%")
+	}
+	switch {
+	case q.NoCategory:
+		conds = append(conds, "COALESCE(sc.category, '') = ''")
+	case q.Category != "":
+		conds = append(conds, "sc.category = ?")
+		args = append(args, q.Category)
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// likeEscape makes s match itself in a LIKE pattern with ESCAPE '\'.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// readFeed runs fn in one read transaction: a walk of many pages sees
+// one state of the database even while a crawl writes.
+func (db *DB) readFeed(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("read the feed: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+// EachFeedServer calls fn for each record q selects, in feed order
+// (endpoints by normalised URL, then cards without remotes by key), a page
+// at a time in one read transaction: memory holds one page, however many
+// servers there are. fn must not use the database.
+func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServer) error) error {
+	return db.readFeed(ctx, func(tx *sql.Tx) error {
+		n := 0
+		return eachPage(feedReadPage, func(after FeedCursor) ([]FeedServer, error) {
+			size := feedReadPage
+			if q.Limit > 0 {
+				size = min(size, q.Limit-n)
+			}
+			if size <= 0 {
+				return nil, nil
+			}
+			if after == (FeedCursor{}) {
+				after = q.After
+			}
+			where, args := q.where()
+			args = append([]any{after.Kind, after.Key}, args...)
+			page, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
+				WHERE (f.kind, f.key) > (?, ?) AND `+where+` ORDER BY f.kind, f.key LIMIT ?`, append(args, size)...)
+			if err != nil {
+				return nil, fmt.Errorf("read the feed: %w", err)
+			}
+			n += len(page)
+			return page, attachListings(ctx, tx, page)
+		}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(s FeedServer) error {
+			return fn(&s)
+		})
+	})
+}
+
+// attachListings reads the listing chain of a page of records: two
+// queries, whatever the page holds.
+func attachListings(ctx context.Context, tx *sql.Tx, page []FeedServer) error {
+	var norms, cards []any
+	at := map[FeedCursor][]int{}
+	for i := range page {
+		c := page[i].Cursor()
+		at[c] = append(at[c], i)
+		if c.Kind == kindEndpoint {
+			norms = append(norms, c.Key)
+		} else {
+			cards = append(cards, c.Key)
+		}
+	}
+	read := func(kind int, query string, keys []any) error {
+		if len(keys) == 0 {
+			return nil
+		}
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(query, placeholders(len(keys))), keys...)
+		if err != nil {
+			return fmt.Errorf("listing chains: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var key, norm string
+			var l Listing
+			if err := rows.Scan(&key, &norm, &l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey); err != nil {
+				return fmt.Errorf("listing chains: %w", err)
+			}
+			if kind == kindCard && norm != "" {
+				continue
+			}
+			for _, i := range at[FeedCursor{kind, key}] {
+				page[i].Listings = append(page[i].Listings, l)
+			}
+		}
+		return rows.Err()
+	}
+	if err := read(kindEndpoint, `SELECT remote_norm, remote_norm, domain, catalog_url, identifier, card_key FROM listings
+		WHERE active = 1 AND remote_norm IN (%s) ORDER BY remote_norm, domain, catalog_url, identifier`, norms); err != nil {
+		return err
+	}
+	// By card key only, remote_norm filtered here: with remote_norm = ''
+	// in SQL the planner walks every card-without-remote listing there is.
+	return read(kindCard, `SELECT card_key, remote_norm, domain, catalog_url, identifier, card_key FROM listings
+		WHERE active = 1 AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`, cards)
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// FeedEntry is one card with the records it describes: an entry of the
+// Registry-shaped feed and of the AI Catalog.
+type FeedEntry struct {
+	CardKey  string
+	CardJSON string // the card as parsed; "" if it is missing
+	Records  []FeedServer
+}
+
+// Removed reports whether every record of the entry is a tombstone.
+func (e *FeedEntry) Removed() bool {
+	for i := range e.Records {
+		if !e.Records[i].Removed() {
+			return false
+		}
+	}
+	return true
+}
+
+// EachFeedEntry calls fn for each card that describes a listed record, in
+// the order of each card's first record, with its records in feed order.
+// It reads a page of records at a time in one read transaction; an entry
+// is held whole (its records and card), nothing more. fn must not use the
+// database.
+func (db *DB) EachFeedEntry(ctx context.Context, fn func(*FeedEntry) error) error {
+	return db.readFeed(ctx, func(tx *sql.Tx) error {
+		cards, err := newCardReader(ctx, tx)
+		if err != nil {
+			return err
+		}
+		var cur *FeedEntry
+		type key struct {
+			first string
+			kind  int
+			key   string
+		}
+		err = eachPage(feedReadPage, func(after key) ([]FeedServer, error) {
+			page, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
+				WHERE f.removed_at IS NULL AND (f.entry_first, f.kind, f.key) > (?, ?, ?)
+				ORDER BY f.entry_first, f.kind, f.key LIMIT ?`, after.first, after.kind, after.key, feedReadPage)
+			if err != nil {
+				return nil, fmt.Errorf("read the feed: %w", err)
+			}
+			if err := attachListings(ctx, tx, page); err != nil {
+				return nil, err
+			}
+			return page, nil
+		}, func(s FeedServer) key { return key{s.entryFirst, s.kind, s.key()} }, func(s FeedServer) error {
+			if cur != nil && cur.CardKey == s.CardKey && cur.Records[0].entryFirst == s.entryFirst {
+				cur.Records = append(cur.Records, s)
+				return nil
+			}
+			if cur != nil {
+				if err := fn(cur); err != nil {
+					return err
+				}
+			}
+			card, err := cards.card(ctx, s.CardKey)
+			if err != nil {
+				return err
+			}
+			cur = &FeedEntry{CardKey: s.CardKey, CardJSON: card, Records: []FeedServer{s}}
+			return nil
+		})
+		if err != nil || cur == nil {
+			return err
+		}
+		return fn(cur)
+	})
+}
+
+// cardReader reads cards by key on one statement, prepared once per read.
+type cardReader struct{ st *sql.Stmt }
+
+func newCardReader(ctx context.Context, tx *sql.Tx) (*cardReader, error) {
+	st, err := tx.PrepareContext(ctx, `SELECT json FROM cards WHERE key = ?`)
+	if err != nil {
+		return nil, fmt.Errorf("read cards: %w", err)
+	}
+	return &cardReader{st}, nil
+}
+
+func (c *cardReader) card(ctx context.Context, key string) (string, error) {
+	var s string
+	err := c.st.QueryRowContext(ctx, key).Scan(&s)
+	if err == sql.ErrNoRows {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("card %s: %w", key, err)
+	}
+	return s, nil
+}
+
+// EntryQuery selects a page of entries for the Registry list API, in card
+// key order.
+type EntryQuery struct {
+	// After continues after the entry of this card key.
+	After string
+	// Name keeps entries of this exact name.
+	Name string
+	// Search keeps entries whose name contains it, case-insensitively.
+	Search string
+	// Since keeps entries with a record changed after it, and then entries
+	// whose records are all gone are included (as the Registry includes
+	// deleted servers with updated_since).
+	Since string
+	Limit int
+}
+
+// FeedEntries returns up to q.Limit entries and whether more follow.
+func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntry, more bool, err error) {
+	err = db.readFeed(ctx, func(tx *sql.Tx) error {
+		conds := []string{"f.card_key > ?", "f.name <> ''"}
+		args := []any{q.After}
+		if q.Since != "" {
+			conds = append(conds, "f.updated_at > ?")
+			args = append(args, q.Since)
+		} else {
+			conds = append(conds, "f.removed_at IS NULL")
+		}
+		if q.Name != "" {
+			conds = append(conds, "f.name = ?")
+			args = append(args, q.Name)
+		}
+		if q.Search != "" {
+			conds = append(conds, `lower(f.name) LIKE lower(?) ESCAPE '\'`)
+			args = append(args, "%"+likeEscape(q.Search)+"%")
+		}
+		keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM `+feedFrom+` WHERE `+
+			strings.Join(conds, " AND ")+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
+		if err != nil {
+			return fmt.Errorf("read the feed: %w", err)
+		}
+		if len(keys) > q.Limit {
+			keys, more = keys[:q.Limit], true
+		}
+		entries, err = readEntries(ctx, tx, keys, q.Since != "")
+		return err
+	})
+	return entries, more, err
+}
+
+// readEntries reads the entries of the given card keys, in that order:
+// their listed records, or, with tombstones true, their tombstones when
+// every record is gone.
+func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool) ([]FeedEntry, error) {
+	if len(keys) == 0 {
+		return []FeedEntry{}, nil
+	}
+	args := make([]any, len(keys))
+	for i, k := range keys {
+		args[i] = k
+	}
+	recs, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
+		WHERE f.card_key IN (`+placeholders(len(keys))+`) ORDER BY f.card_key, f.kind, f.key`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the feed: %w", err)
+	}
+	if err := attachListings(ctx, tx, recs); err != nil {
+		return nil, err
+	}
+	cards, err := newCardReader(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	by := map[string]*FeedEntry{}
+	for _, r := range recs {
+		e := by[r.CardKey]
+		if e == nil {
+			e = &FeedEntry{CardKey: r.CardKey}
+			by[r.CardKey] = e
+		}
+		e.Records = append(e.Records, r)
+	}
+	out := make([]FeedEntry, 0, len(keys))
+	for _, k := range keys {
+		e := by[k]
+		if e == nil {
+			continue
+		}
+		if !e.Removed() {
+			// Listed records only; a tombstone of one endpoint is not part
+			// of the card's entry.
+			live := e.Records[:0]
+			for _, r := range e.Records {
+				if !r.Removed() {
+					live = append(live, r)
+				}
+			}
+			e.Records = live
+		} else if !tombstones {
+			continue
+		}
+		if e.CardJSON, err = cards.card(ctx, k); err != nil {
+			return nil, err
+		}
+		out = append(out, *e)
+	}
+	return out, nil
+}
+
+// FeedEntriesNamed returns the listed entries whose card has this name, in
+// the order of each card's first record (the first is what
+// .../versions/latest serves).
+func (db *DB) FeedEntriesNamed(ctx context.Context, name string) ([]FeedEntry, error) {
+	var out []FeedEntry
+	err := db.readFeed(ctx, func(tx *sql.Tx) error {
+		keys, err := collect(ctx, tx, scanString, `SELECT f.card_key FROM `+feedFrom+`
+			WHERE f.name = ? AND f.removed_at IS NULL GROUP BY f.card_key ORDER BY MIN(f.entry_first), f.card_key`, name)
+		if err != nil {
+			return fmt.Errorf("read the feed: %w", err)
+		}
+		out, err = readEntries(ctx, tx, keys, false)
+		return err
+	})
+	return out, err
+}
+
+// FeedVersion names the feed's current state: the database's identity and
+// its change counter. It changes whenever anything the feed says changes,
+// so it makes an ETag.
+func (db *DB) FeedVersion(ctx context.Context) (string, error) {
+	var id string
+	var seq int64
+	if err := db.sql.QueryRowContext(ctx, `SELECT db_id, seq FROM feed_state WHERE id = 1`).Scan(&id, &seq); err != nil {
+		return "", fmt.Errorf("feed version: %w", err)
+	}
+	return fmt.Sprintf("%s-%d", id, seq), nil
+}
+
+// CountFeedServers counts the records q selects (its After and Limit
+// aside).
+func (db *DB) CountFeedServers(ctx context.Context, q FeedQuery) (int, error) {
+	where, args := q.where()
+	if q.Search == "" && q.Since == "" {
+		// Every listed record, and only those, has an entry_first: the
+		// count reads that index, not every row.
+		where = "f.entry_first > ''"
+	}
+	var n int
+	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+feedFrom+` WHERE `+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count the feed: %w", err)
+	}
+	return n, nil
+}
+
+// FormatTime writes t as the store's timestamp columns hold it (RFC 3339,
+// UTC, fixed fraction), for FeedQuery.Since and EntryQuery.Since.
+func FormatTime(t time.Time) string { return ts(t) }

@@ -1,0 +1,67 @@
+-- PostgreSQL mirror of sqlite/0005_feed_servers.sql (BIGINT for INTEGER, text COLLATE "C"); the Go step that
+-- fills it for an existing database (store/feed.go, afterMigration) runs on both.
+-- The feed's read model: one row per feed record (a remote endpoint merged
+-- on its normalised URL across cards and domains, kind 0, key the URL; or a
+-- card that declares no remote, kind 1, key the card key), with what the
+-- feed, its filters and its paging need as typed columns. The store keeps it
+-- in the same transaction as the writes that change it (SaveDomain, probes,
+-- probe decisions) and fills it for an existing database when this
+-- migration is applied. The listing chain is not copied here: it grows with
+-- a server's popularity and is read from listings by join.
+CREATE TABLE feed_servers (
+  kind                 BIGINT NOT NULL,
+  key                  TEXT COLLATE "C" NOT NULL,
+  endpoint             TEXT COLLATE "C" NOT NULL DEFAULT '',
+  transport            TEXT COLLATE "C" NOT NULL DEFAULT '',
+  templated            BIGINT NOT NULL DEFAULT 0,
+  card_key             TEXT COLLATE "C" NOT NULL DEFAULT '',  -- the card describing it (best grade, then smallest key)
+  card_url             TEXT COLLATE "C" NOT NULL DEFAULT '',
+  card_inline          BIGINT NOT NULL DEFAULT 0,
+  card_sha256          TEXT COLLATE "C" NOT NULL DEFAULT '',
+  name                 TEXT COLLATE "C" NOT NULL DEFAULT '',
+  title                TEXT COLLATE "C" NOT NULL DEFAULT '',
+  version              TEXT COLLATE "C" NOT NULL DEFAULT '',
+  description          TEXT COLLATE "C" NOT NULL DEFAULT '',
+  website_url          TEXT COLLATE "C" NOT NULL DEFAULT '',
+  repository           TEXT COLLATE "C" NOT NULL DEFAULT '',  -- the card's repository object as JSON; '' when none
+  grade                TEXT COLLATE "C" NOT NULL DEFAULT '',
+  findings             TEXT COLLATE "C" NOT NULL DEFAULT '[]', -- the card's distinct finding codes, sorted, as JSON
+  first_seen           TEXT COLLATE "C" NOT NULL DEFAULT '',
+  last_seen            TEXT COLLATE "C" NOT NULL DEFAULT '',
+  probe_outcome        TEXT COLLATE "C" NOT NULL DEFAULT '',  -- '' when never probed
+  probed_at            TEXT COLLATE "C" NOT NULL DEFAULT '',
+  probe_transport      TEXT COLLATE "C" NOT NULL DEFAULT '',
+  probe_protocol       TEXT COLLATE "C" NOT NULL DEFAULT '',
+  probe_server_name    TEXT COLLATE "C" NOT NULL DEFAULT '',
+  probe_server_version TEXT COLLATE "C" NOT NULL DEFAULT '',
+  probe_tool_count     BIGINT,
+  probe_partial        BIGINT NOT NULL DEFAULT 0,
+  decision             TEXT COLLATE "C" NOT NULL DEFAULT '',  -- '' when never decided
+  decision_reason      TEXT COLLATE "C" NOT NULL DEFAULT '',
+  -- updated_at moves only on a change of meaning (a new record, version,
+  -- card, remote, grade, probe outcome or listing); a re-fetch that found
+  -- nothing new leaves it.
+  updated_at           TEXT COLLATE "C" NOT NULL,
+  removed_at           TEXT COLLATE "C",                      -- NULL while listed; a tombstone after
+  removed_reason       TEXT COLLATE "C" NOT NULL DEFAULT '',  -- not_listed, catalog_gone
+  seq                  BIGINT NOT NULL,          -- feed_state.seq of its last change
+  -- The Registry-shaped feed has one entry per describing card, in the
+  -- order of each card's first record: entry_first is that first record's
+  -- kind and key ('0' or '1', then the key) for every live record of the
+  -- card, '' for a tombstone, so the entries stream in index order.
+  entry_first          TEXT COLLATE "C" NOT NULL DEFAULT '',
+  PRIMARY KEY (kind, key)
+);
+CREATE INDEX feed_servers_card ON feed_servers (card_key, kind, key);
+CREATE INDEX feed_servers_name ON feed_servers (name, card_key);
+CREATE INDEX feed_servers_updated ON feed_servers (updated_at);
+CREATE INDEX feed_servers_entry ON feed_servers (entry_first, kind, key);
+
+-- One row: the database's identity (random, set when the read model is
+-- built) and the change counter, bumped by every transaction that changes
+-- what the feed says. ETags are made of the two.
+CREATE TABLE feed_state (
+  id    BIGINT PRIMARY KEY,
+  db_id TEXT COLLATE "C" NOT NULL,
+  seq   BIGINT NOT NULL
+);
