@@ -466,7 +466,16 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		host = normalizeHost(r.TLS.ServerName)
 	}
 	w.begin(host, r)
-	defer w.end(host)
+	// A request is over for its client once the client has gone (it read
+	// what it needed and closed the stream or connection), even if the
+	// handler takes a moment longer to notice: counting until the handler
+	// returns would report a polite client's next request as overlapping.
+	var once sync.Once
+	stop := context.AfterFunc(r.Context(), func() { once.Do(func() { w.end(host) }) })
+	defer func() {
+		stop()
+		once.Do(func() { w.end(host) })
+	}()
 
 	w.mu.RLock()
 	s := w.sites[host]
