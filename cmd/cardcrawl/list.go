@@ -297,7 +297,7 @@ type filterFlags struct{ grade, outcome string }
 
 func (f *filterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.grade, "grade", "", "only servers of this `grade` ("+feed.Grades()+")")
-	fs.StringVar(&f.outcome, "outcome", "", "only servers whose latest probe had this `outcome` (see README, Probe outcomes; '"+feed.NotProbed+"' for never probed)")
+	fs.StringVar(&f.outcome, "outcome", "", "only servers whose latest probe had this `outcome` (see README, The MCP probe; '"+feed.NotProbed+"' for never probed)")
 }
 
 // filter checks the flags' values: a bad one is a usage error.
