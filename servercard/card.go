@@ -26,6 +26,9 @@ const (
 	NonConformant  Grade = "non_conformant"
 )
 
+// Grades lists the grades, best first.
+func Grades() []Grade { return []Grade{Conformant, NearConformant, NonConformant} }
+
 // Card is an MCP Server Card (SEP-2127, schema v1). Unknown members are not
 // kept here; callers keep the raw bytes for that.
 type Card struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -242,7 +243,7 @@ func TestFeedCategoryFilter(t *testing.T) {
 		}
 		return out
 	}
-	all, travel, none := walk(store.FeedQuery{}), walk(store.FeedQuery{Category: "travel"}), walk(store.FeedQuery{NoCategory: true})
+	all, travel, none := walk(store.FeedQuery{}), walk(store.FeedQuery{FeedFilter: store.FeedFilter{Category: "travel"}}), walk(store.FeedQuery{FeedFilter: store.FeedFilter{NoCategory: true}})
 	if len(travel) == 0 || len(none) == 0 || len(travel)+len(none) != len(all) {
 		t.Fatalf("%d travel + %d without != %d records", len(travel), len(none), len(all))
 	}
@@ -258,5 +259,106 @@ func TestFeedCategoryFilter(t *testing.T) {
 	if travel["https://mcp.d000002.example/a https://d000002.example/card-a.json"] != "travel/name" ||
 		travel[" https://d000014.example/card-a.json"] != "travel/description" {
 		t.Errorf("travel walk: %v", travel)
+	}
+}
+
+// TestFeedGradeOutcomeFilter: each filter, and filters together, keep
+// exactly the records whose grade and latest probe outcome say so, in
+// EachFeedServer, EachFeedEntry and FeedEntries alike.
+func TestFeedGradeOutcomeFilter(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "x.db"), time.Now)
+	if err := feedtest.Fill(ctx, db, feedtest.Options{Domains: 23, RunID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	type rec struct{ Key, Grade, Outcome string }
+	toRec := func(s *store.FeedServer) rec {
+		r := rec{Key: s.EndpointNorm + " " + s.CardKey, Grade: s.Grade}
+		if s.Probe != nil {
+			r.Outcome = s.Probe.Outcome
+		}
+		return r
+	}
+	walk := func(f store.FeedFilter) []rec {
+		out := []rec{}
+		if err := db.EachFeedServer(ctx, store.FeedQuery{FeedFilter: f}, func(s *store.FeedServer) error {
+			out = append(out, toRec(s))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	entries := func(f store.FeedFilter) []rec {
+		out := []rec{}
+		if err := db.EachFeedEntry(ctx, f, func(e *store.FeedEntry) error {
+			for i := range e.Records {
+				out = append(out, toRec(&e.Records[i]))
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		slices.SortFunc(out, func(a, b rec) int { return strings.Compare(a.Key, b.Key) })
+		return out
+	}
+	listed := func(f store.FeedFilter) []rec {
+		out := []rec{}
+		es, _, err := db.FeedEntries(ctx, store.EntryQuery{FeedFilter: f, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			for i := range e.Records {
+				out = append(out, toRec(&e.Records[i]))
+			}
+		}
+		slices.SortFunc(out, func(a, b rec) int { return strings.Compare(a.Key, b.Key) })
+		return out
+	}
+	all := walk(store.FeedFilter{})
+	for _, tc := range []struct {
+		name   string
+		filter store.FeedFilter
+		keep   func(rec) bool
+	}{
+		{"conformant", store.FeedFilter{Grade: "conformant"}, func(r rec) bool { return r.Grade == "conformant" }},
+		{"near", store.FeedFilter{Grade: "near_conformant"}, func(r rec) bool { return r.Grade == "near_conformant" }},
+		{"non", store.FeedFilter{Grade: "non_conformant"}, func(r rec) bool { return r.Grade == "non_conformant" }},
+		{"ok", store.FeedFilter{Outcome: "ok"}, func(r rec) bool { return r.Outcome == "ok" }},
+		{"timeout", store.FeedFilter{Outcome: "timeout"}, func(r rec) bool { return r.Outcome == "timeout" }},
+		{"never probed", store.FeedFilter{NotProbed: true}, func(r rec) bool { return r.Outcome == "" }},
+		{"conformant and ok", store.FeedFilter{Grade: "conformant", Outcome: "ok"},
+			func(r rec) bool { return r.Grade == "conformant" && r.Outcome == "ok" }},
+		{"non_conformant and never probed", store.FeedFilter{Grade: "non_conformant", NotProbed: true},
+			func(r rec) bool { return r.Grade == "non_conformant" && r.Outcome == "" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := []rec{}
+			for _, r := range all {
+				if tc.keep(r) {
+					want = append(want, r)
+				}
+			}
+			if len(want) == 0 || len(want) == len(all) {
+				t.Fatalf("the fixture does not exercise this filter: %d of %d records", len(want), len(all))
+			}
+			if diff := cmp.Diff(want, walk(tc.filter)); diff != "" {
+				t.Errorf("EachFeedServer (-want +got):\n%s", diff)
+			}
+			// Entries hold exactly the records the filter keeps; the
+			// Registry list leaves out cards with no name, so only what it
+			// keeps is checked there.
+			sorted := slices.Clone(want)
+			slices.SortFunc(sorted, func(a, b rec) int { return strings.Compare(a.Key, b.Key) })
+			if diff := cmp.Diff(sorted, entries(tc.filter)); diff != "" {
+				t.Errorf("EachFeedEntry (-want +got):\n%s", diff)
+			}
+			for _, r := range listed(tc.filter) {
+				if !tc.keep(r) {
+					t.Errorf("FeedEntries kept %v", r)
+				}
+			}
+		})
 	}
 }

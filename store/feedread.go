@@ -66,14 +66,61 @@ type FeedQuery struct {
 	Since string
 	// Search keeps records whose name contains it, case-insensitively.
 	Search string
-	// Category keeps records of this category; with NoCategory, those
-	// without one instead.
-	Category   string
-	NoCategory bool
+	FeedFilter
 	// After continues a walk after the record a cursor names.
 	After FeedCursor
 	// Limit stops after this many records; 0 reads them all.
 	Limit int
+}
+
+// FeedFilter keeps the records that say something: each field set narrows
+// the selection, and all of them together keep what matches every one.
+type FeedFilter struct {
+	// Category keeps records of this category; with NoCategory, those
+	// without one instead.
+	Category   string
+	NoCategory bool
+	// Grade keeps records of this grade (servercard.Grade).
+	Grade string
+	// Outcome keeps records whose endpoint's latest probe had this outcome
+	// (failure.Outcome); with NotProbed, those never probed instead.
+	Outcome   string
+	NotProbed bool
+}
+
+// conds is the filter as SQL conditions over feed_servers f and
+// server_categories sc (feedFrom).
+func (q FeedFilter) conds() ([]string, []any) {
+	var conds []string
+	var args []any
+	switch {
+	case q.NoCategory:
+		conds = append(conds, "COALESCE(sc.category, '') = ''")
+	case q.Category != "":
+		conds = append(conds, "sc.category = ?")
+		args = append(args, q.Category)
+	}
+	if q.Grade != "" {
+		conds = append(conds, "f.grade = ?")
+		args = append(args, q.Grade)
+	}
+	switch {
+	case q.NotProbed:
+		conds = append(conds, "f.probe_outcome = ''")
+	case q.Outcome != "":
+		conds = append(conds, "f.probe_outcome = ?")
+		args = append(args, q.Outcome)
+	}
+	return conds, args
+}
+
+// and appends the filter's conditions to a WHERE clause.
+func (q FeedFilter) and(where string, args []any) (string, []any) {
+	conds, more := q.conds()
+	for _, c := range conds {
+		where += " AND " + c
+	}
+	return where, append(args, more...)
 }
 
 // FeedCursor names a record's place in the feed's order.
@@ -158,14 +205,7 @@ func (q FeedQuery) where() (string, []any) {
 		conds = append(conds, `lower(f.name) LIKE lower(?) ESCAPE '\'`)
 		args = append(args, "%"+likeEscape(q.Search)+"%")
 	}
-	switch {
-	case q.NoCategory:
-		conds = append(conds, "COALESCE(sc.category, '') = ''")
-	case q.Category != "":
-		conds = append(conds, "sc.category = ?")
-		args = append(args, q.Category)
-	}
-	return strings.Join(conds, " AND "), args
+	return q.FeedFilter.and(strings.Join(conds, " AND "), args)
 }
 
 // likeEscape makes s match itself in a LIKE pattern with ESCAPE '\'.
@@ -292,7 +332,10 @@ func (e *FeedEntry) Removed() bool {
 // It reads a page of records at a time in one read transaction; an entry
 // is held whole (its records and card), nothing more. fn must not use the
 // database.
-func (db *DB) EachFeedEntry(ctx context.Context, fn func(*FeedEntry) error) error {
+//
+// The filter keeps the records it matches: an entry holds those, and a
+// card none of whose records match is no entry.
+func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*FeedEntry) error) error {
 	return db.readFeed(ctx, func(tx *sql.Tx) error {
 		cards, err := newCardReader(ctx, tx)
 		if err != nil {
@@ -305,9 +348,10 @@ func (db *DB) EachFeedEntry(ctx context.Context, fn func(*FeedEntry) error) erro
 			key   string
 		}
 		err = eachPage(feedReadPage, func(after key) ([]FeedServer, error) {
+			where, args := filter.and(`f.removed_at IS NULL AND (f.entry_first, f.kind, f.key) > (?, ?, ?)`,
+				[]any{after.first, after.kind, after.key})
 			page, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
-				WHERE f.removed_at IS NULL AND (f.entry_first, f.kind, f.key) > (?, ?, ?)
-				ORDER BY f.entry_first, f.kind, f.key LIMIT ?`, after.first, after.kind, after.key, feedReadPage)
+				WHERE `+where+` ORDER BY f.entry_first, f.kind, f.key LIMIT ?`, append(args, feedReadPage)...)
 			if err != nil {
 				return nil, fmt.Errorf("read the feed: %w", err)
 			}
@@ -375,6 +419,9 @@ type EntryQuery struct {
 	// whose records are all gone are included (as the Registry includes
 	// deleted servers with updated_since).
 	Since string
+	// FeedFilter keeps entries with a record it matches, and of each
+	// entry the records it matches.
+	FeedFilter
 	Limit int
 }
 
@@ -397,15 +444,16 @@ func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntr
 			conds = append(conds, `lower(f.name) LIKE lower(?) ESCAPE '\'`)
 			args = append(args, "%"+likeEscape(q.Search)+"%")
 		}
+		where, args := q.FeedFilter.and(strings.Join(conds, " AND "), args)
 		keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM `+feedFrom+` WHERE `+
-			strings.Join(conds, " AND ")+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
+			where+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
 		if err != nil {
 			return fmt.Errorf("read the feed: %w", err)
 		}
 		if len(keys) > q.Limit {
 			keys, more = keys[:q.Limit], true
 		}
-		entries, err = readEntries(ctx, tx, keys, q.Since != "")
+		entries, err = readEntries(ctx, tx, keys, q.Since != "", q.FeedFilter)
 		return err
 	})
 	return entries, more, err
@@ -414,7 +462,7 @@ func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntr
 // readEntries reads the entries of the given card keys, in that order:
 // their listed records, or, with tombstones true, their tombstones when
 // every record is gone.
-func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool) ([]FeedEntry, error) {
+func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool, filter FeedFilter) ([]FeedEntry, error) {
 	if len(keys) == 0 {
 		return []FeedEntry{}, nil
 	}
@@ -422,8 +470,9 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 	for i, k := range keys {
 		args[i] = k
 	}
+	where, args := filter.and(`f.card_key IN (`+placeholders(len(keys))+`)`, args)
 	recs, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
-		WHERE f.card_key IN (`+placeholders(len(keys))+`) ORDER BY f.card_key, f.kind, f.key`, args...)
+		WHERE `+where+` ORDER BY f.card_key, f.kind, f.key`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read the feed: %w", err)
 	}
@@ -481,7 +530,7 @@ func (db *DB) FeedEntriesNamed(ctx context.Context, name string) ([]FeedEntry, e
 		if err != nil {
 			return fmt.Errorf("read the feed: %w", err)
 		}
-		out, err = readEntries(ctx, tx, keys, false)
+		out, err = readEntries(ctx, tx, keys, false, FeedFilter{})
 		return err
 	})
 	return out, err
@@ -503,7 +552,7 @@ func (db *DB) FeedVersion(ctx context.Context) (string, error) {
 // aside).
 func (db *DB) CountFeedServers(ctx context.Context, q FeedQuery) (int, error) {
 	where, args := q.where()
-	if q.Search == "" && q.Since == "" {
+	if q.Search == "" && q.Since == "" && q.FeedFilter == (FeedFilter{}) {
 		// Every listed record, and only those, has an entry_first: the
 		// count reads that index, not every row.
 		where = "f.entry_first > ''"

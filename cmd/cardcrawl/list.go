@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -122,10 +123,16 @@ func runServers(ctx context.Context, e *env, args []string) error {
 	var cat string
 	rf.register(fs, "print JSON (an array of feed records, as in the README)")
 	fs.StringVar(&cat, "category", "", "only servers of this category `ID` (travel, food_delivery, real_estate, health, maps_transport, finance, shopping, media; 'none' for those without)")
+	var ff filterFlags
+	ff.register(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if err := checkCategory(cat); err != nil {
+		return err
+	}
+	filter, err := ff.filter()
+	if err != nil {
 		return err
 	}
 	st, err := rf.open(ctx, e)
@@ -134,9 +141,11 @@ func runServers(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 	// Records stream from the database to the output, a page at a time.
-	q := store.FeedQuery{Category: cat}
+	q := store.FeedQuery{FeedFilter: filter}
 	if cat == "none" {
-		q = store.FeedQuery{NoCategory: true}
+		q.NoCategory = true
+	} else {
+		q.Category = cat
 	}
 	if rf.asJSON {
 		arr := newJSONArray[feed.Record](termsafe.NewJSONWriter(e.stdout))
@@ -199,6 +208,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&format, "format", "jsonl", strings.Join(feed.FormatNames(), ", "))
 	fs.StringVar(&out, "out", "", "write to `FILE` instead of stdout")
 	fs.StringVar(&since, "since", "", "only what changed after this RFC 3339 `time`, tombstones included (jsonl)")
+	var ff filterFlags
+	ff.register(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -207,6 +218,10 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		return usagef("--format must be one of %s, not %q", strings.Join(feed.FormatNames(), ", "), format)
 	}
 	var opts feed.WriteOptions
+	var err error
+	if opts.Filter, err = ff.filter(); err != nil {
+		return err
+	}
 	if since != "" {
 		t, err := time.Parse(time.RFC3339Nano, since)
 		if err != nil {
@@ -274,6 +289,24 @@ func checkPublisherDomain(d string) error {
 		return usagef("--publisher-domain must be a domain name such as directory.example, not %q", d)
 	}
 	return nil
+}
+
+// filterFlags are --grade and --outcome, shared by the commands that read
+// the feed.
+type filterFlags struct{ grade, outcome string }
+
+func (f *filterFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.grade, "grade", "", "only servers of this `grade` ("+feed.Grades()+")")
+	fs.StringVar(&f.outcome, "outcome", "", "only servers whose latest probe had this `outcome` (see README, The MCP probe; '"+feed.NotProbed+"' for never probed)")
+}
+
+// filter checks the flags' values: a bad one is a usage error.
+func (f *filterFlags) filter() (store.FeedFilter, error) {
+	filter, err := feed.ParseFilter(f.grade, f.outcome)
+	if err != nil {
+		return filter, usagef("--%v", err)
+	}
+	return filter, nil
 }
 
 // checkCategory refuses a --category that is no category id.

@@ -43,6 +43,10 @@ func TestUsageErrors(t *testing.T) {
 		{"bad probe mode", []string{"crawl", "--probe", "sometimes", "--db", filepath.Join(dir, "y.db"), "example.com"}, "--probe"},
 		{"missing database", []string{"servers", "--db", filepath.Join(dir, "absent.db")}, "no database at"},
 		{"bad export format", []string{"export", "--format", "xml"}, "--format"},
+		{"bad servers grade", []string{"servers", "--grade", "good"}, "--grade must be one of conformant, near_conformant, non_conformant, not \"good\""},
+		{"bad servers outcome", []string{"servers", "--outcome", "dns"}, "--outcome must be one of blocked,"},
+		{"bad export grade", []string{"export", "--format", "csv", "--grade", "Conformant"}, "--grade must be one of"},
+		{"bad export outcome", []string{"export", "--outcome", "nope"}, "or none, not \"nope\""},
 		{"bad max depth", []string{"crawl", "--max-depth", "-1", "--db", filepath.Join(dir, "y.db"), "example.com"}, "--max-depth"},
 		{"not a domain", []string{"crawl", "--db", filepath.Join(dir, "y.db"), "bad domain!!"}, "not a domain name"},
 	}

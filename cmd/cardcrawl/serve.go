@@ -46,7 +46,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		"  /                              the servers, with search (q) and filters (category, source,",
 		"                                 outcome, grade, ns); /servers/{key} one server; /summary counts;",
 		"                                 /raw/{sha256} a stored document as text",
-		"  /v0.1/servers                  Registry v0.1 list API (limit, cursor, search, updated_since)",
+		"  /v0.1/servers                  Registry v0.1 list API (limit, cursor, search, updated_since, grade, outcome)",
 		"  /v0.1/servers/{name}/versions  and /versions/{version} (latest or an exact version)",
 		"  "+strings.Join(files, " "),
 		"  /healthz                       ok",

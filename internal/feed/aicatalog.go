@@ -103,7 +103,7 @@ func writeAICatalog(ctx context.Context, w io.Writer, src Source, opts WriteOpti
 		return fmt.Errorf("write ai-catalog: %w", err)
 	}
 	arr := newJSONArray(w, "  ")
-	err := src.EachFeedEntry(ctx, func(e *store.FeedEntry) error {
+	err := src.EachFeedEntry(ctx, opts.Filter, func(e *store.FeedEntry) error {
 		if entry := c.entry(NewRecord(&e.Records[0]), decodeCard(e.CardJSON)); entry != nil {
 			return arr.add(entry)
 		}

@@ -169,10 +169,17 @@ const (
 // put while servers are added before or after it), search (a substring of
 // the name, any case), updated_since (RFC 3339; entries changed after it,
 // those now gone included, as the Registry includes deleted servers) and
-// version (only "latest", which every entry here is).
+// version (only "latest", which every entry here is); and cardcrawl's
+// own grade and outcome (ParseFilter), which keep the entries with a
+// record that matches, and of each only those records.
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	eq := store.EntryQuery{Limit: defaultLimit, Search: q.Get("search")}
+	filter, err := ParseFilter(q.Get("grade"), q.Get("outcome"))
+	if err != nil {
+		problem(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	eq := store.EntryQuery{Limit: defaultLimit, Search: q.Get("search"), FeedFilter: filter}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxLimit {

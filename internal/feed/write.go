@@ -17,7 +17,7 @@ import (
 // Source is what the writers read: the store's feed, streamed.
 type Source interface {
 	EachFeedServer(ctx context.Context, q store.FeedQuery, fn func(*store.FeedServer) error) error
-	EachFeedEntry(ctx context.Context, fn func(*store.FeedEntry) error) error
+	EachFeedEntry(ctx context.Context, filter store.FeedFilter, fn func(*store.FeedEntry) error) error
 }
 
 // WriteOptions change what a writer writes.
@@ -26,6 +26,8 @@ type WriteOptions struct {
 	// tombstones included (formats with Delta only). A stored time
 	// (store.FormatTime).
 	Since string
+	// Filter keeps the records it matches (every format).
+	Filter store.FeedFilter
 	// Catalog says who aggregates the AI Catalog (ai-catalog only).
 	Catalog CatalogOptions
 	// Skipped, when set, receives how many cards the AI Catalog left out
@@ -107,7 +109,7 @@ func newEncoder(w io.Writer) *json.Encoder {
 
 func writeJSONL(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
 	enc := newEncoder(w)
-	err := src.EachFeedServer(ctx, store.FeedQuery{Since: opts.Since}, func(s *store.FeedServer) error {
+	err := src.EachFeedServer(ctx, store.FeedQuery{Since: opts.Since, FeedFilter: opts.Filter}, func(s *store.FeedServer) error {
 		if s.Removed() {
 			return enc.Encode(NewTombstone(s))
 		}
@@ -127,12 +129,12 @@ func writeJSONL(ctx context.Context, w io.Writer, src Source, opts WriteOptions)
 var CSVHeader = []string{"endpoint", "transport", "templated", "name", "title", "version", "grade", "card_url",
 	"listed_by", "first_seen", "last_seen", "probe_outcome", "tool_count"}
 
-func writeCSV(ctx context.Context, w io.Writer, src Source, _ WriteOptions) error {
+func writeCSV(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
-	err := src.EachFeedServer(ctx, store.FeedQuery{}, func(s *store.FeedServer) error {
+	err := src.EachFeedServer(ctx, store.FeedQuery{FeedFilter: opts.Filter}, func(s *store.FeedServer) error {
 		return cw.Write(csvRow(NewRecord(s)))
 	})
 	if err != nil {
@@ -238,12 +240,12 @@ func writeMember(w io.Writer, name string, v any, last bool) error {
 	return err
 }
 
-func writeRegistryJSON(ctx context.Context, w io.Writer, src Source, _ WriteOptions) error {
+func writeRegistryJSON(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
 	if _, err := io.WriteString(w, "{\n  \"servers\": "); err != nil {
 		return fmt.Errorf("write json: %w", err)
 	}
 	arr := newJSONArray(w, "  ")
-	err := src.EachFeedEntry(ctx, func(e *store.FeedEntry) error {
+	err := src.EachFeedEntry(ctx, opts.Filter, func(e *store.FeedEntry) error {
 		entry, ok := NewRegistryEntry(e, false)
 		if !ok {
 			return nil

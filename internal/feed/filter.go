@@ -1,0 +1,49 @@
+package feed
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cardcrawl/cardcrawl/internal/failure"
+	"github.com/cardcrawl/cardcrawl/servercard"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// NotProbed is the outcome filter's word for an endpoint never probed.
+const NotProbed = "none"
+
+// ParseFilter reads the grade and outcome filters as the CLI's flags and
+// serve's query parameters spell them ("" for no filter). The error names
+// the parameter and the values it takes, so a caller can show it as is
+// (the CLI puts "--" before it).
+func ParseFilter(grade, outcome string) (store.FeedFilter, error) {
+	var f store.FeedFilter
+	if grade != "" {
+		if !slices.Contains(servercard.Grades(), servercard.Grade(grade)) {
+			return f, fmt.Errorf("grade must be one of %s, not %q", Grades(), grade)
+		}
+		f.Grade = grade
+	}
+	switch {
+	case outcome == NotProbed:
+		f.NotProbed = true
+	case outcome != "":
+		if !failure.Outcome(outcome).Known() {
+			return f, fmt.Errorf("outcome must be one of %s or %s, not %q", join(failure.Outcomes()), NotProbed, outcome)
+		}
+		f.Outcome = outcome
+	}
+	return f, nil
+}
+
+// Grades lists the grade filter's values, for help text.
+func Grades() string { return join(servercard.Grades()) }
+
+func join[T ~string](vs []T) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ", ")
+}
