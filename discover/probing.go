@@ -330,37 +330,16 @@ func (c *crawler) leftoverDomain(runCtx context.Context, domain string) {
 	ctx, cancel := context.WithTimeout(runCtx, c.opts.DomainTimeout)
 	defer cancel()
 	b := c.newBudget(runCtx, ctx, domain)
-	var cur *endpoint
-	errStop := errors.New("stop")
-	flush := func() bool {
-		if cur == nil {
-			return true
-		}
-		ok := b.decide(cur)
-		cur = nil
-		return ok
-	}
-	// Rows come ordered by URL, one per declaring card: a URL's rows are
-	// adjacent, so one endpoint at a time is held.
+	g := &adjacent{decide: b.decide}
 	err := c.opts.Store.PendingProbes(context.WithoutCancel(runCtx), domain, func(p store.PendingRemote) error {
 		e := endpoint{norm: p.Norm, cardKey: p.CardKey, cardSHA: p.CardSHA256, cardName: p.CardName, cardVersion: p.CardVersion}
 		if err := json.Unmarshal([]byte(p.RemoteJSON), &e.remote); err != nil {
 			c.opts.Logger.Warn("stored remote does not decode", "remote", p.Norm, "err", err)
 			return nil
 		}
-		if cur != nil && cur.norm == e.norm {
-			cur.add(e)
-			return nil
-		}
-		if !flush() {
-			return errStop
-		}
-		cur = &e
-		return nil
+		return g.add(e)
 	})
-	if err == nil {
-		flush()
-	} else if !errors.Is(err, errStop) {
+	if err = g.end(err); err != nil {
 		c.fail(fmt.Errorf("pending probes of %s: %w", domain, err))
 		return
 	}
@@ -408,4 +387,49 @@ func ProbeRow(norm, cardKey, cardSHA string, res probe.Result, mismatches []prob
 		ServerName: res.ServerName, ServerVersion: res.ServerVersion, ToolCount: res.ToolCount,
 		CardSHA256: cardSHA, Result: string(rec),
 	}
+}
+
+// errStopRows ends a row walk early: the decisions were told to stop.
+var errStopRows = errors.New("stop")
+
+// adjacent turns rows ordered by URL, one per declarer, into endpoints: a
+// URL's rows are adjacent, so one endpoint at a time is held, and each is
+// decided once all its declarers are in.
+type adjacent struct {
+	decide func(*endpoint) bool // false: stop the walk
+	cur    *endpoint
+}
+
+func (a *adjacent) add(e endpoint) error {
+	if a.cur != nil && a.cur.norm == e.norm {
+		a.cur.add(e)
+		return nil
+	}
+	if !a.flush() {
+		return errStopRows
+	}
+	a.cur = &e
+	return nil
+}
+
+func (a *adjacent) flush() bool {
+	if a.cur == nil {
+		return true
+	}
+	ep := a.cur
+	a.cur = nil
+	return a.decide(ep)
+}
+
+// end decides the last endpoint after a complete walk and returns the
+// walk's own error; a walk stopped by a decision is no error.
+func (a *adjacent) end(err error) error {
+	switch {
+	case err == nil:
+		a.flush()
+		return nil
+	case errors.Is(err, errStopRows):
+		return nil
+	}
+	return err
 }

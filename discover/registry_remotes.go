@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 
@@ -90,37 +89,18 @@ func (c *crawler) probeRegistry(ctx context.Context) error {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	c.stop = stop
-	errStop := errors.New("stop")
-	var cur *endpoint
-	flush := func() bool {
-		if cur == nil {
-			return true
-		}
-		ep := cur
-		cur = nil
+	g := &adjacent{decide: func(ep *endpoint) bool {
 		epCtx, cancel := context.WithTimeout(runCtx, c.opts.DomainTimeout)
 		defer cancel()
-		b := c.newBudget(runCtx, epCtx, "")
-		return b.decide(ep)
-	}
+		return c.newBudget(runCtx, epCtx, "").decide(ep)
+	}}
 	// Rows come ordered by URL, one per declaring entry: the first entry
 	// with a transport a probe can use declares it.
 	err := c.opts.Store.EachRegistryRemote(context.WithoutCancel(runCtx), func(d store.DeclaredRemote) error {
-		e := endpoint{norm: d.URLNorm, remote: servercard.Remote{Type: d.Type, URL: d.URL}, cardSHA: d.EntrySHA256,
-			declaredBy: "registry:" + d.Name + "@" + d.Version}
-		if cur != nil && cur.norm == e.norm {
-			cur.add(e)
-			return nil
-		}
-		if !flush() {
-			return errStop
-		}
-		cur = &e
-		return nil
+		return g.add(endpoint{norm: d.URLNorm, remote: servercard.Remote{Type: d.Type, URL: d.URL}, cardSHA: d.EntrySHA256,
+			declaredBy: "registry:" + d.Name + "@" + d.Version})
 	})
-	if err == nil {
-		flush()
-	} else if !errors.Is(err, errStop) {
+	if err = g.end(err); err != nil {
 		c.setErr(fmt.Errorf("registry remotes: %w", err))
 	}
 	if c.runErr != nil {
