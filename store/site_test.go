@@ -1,0 +1,83 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// The pages' queries on both databases: paging walks every server once,
+// search and the grade filter narrow, the counts add up, and a server's
+// detail page finds its card and listing.
+func TestSiteQueries(t *testing.T) { eachDialect(t, testSiteQueries) }
+
+func testSiteQueries(t *testing.T, dsn string) {
+	db := open(t, dsn, nil)
+	ctx := context.Background()
+	domains := []string{"a.example", "b.example", "c.example"}
+	if _, err := db.Enqueue(ctx, domains, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range domains {
+		if err := db.SaveDomain(ctx, result(d, "https://mcp."+d+"/one", "https://mcp."+d+"/two")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var walked []string
+	f := store.SiteFilter{Limit: 2}
+	for range 10 {
+		page, err := db.SiteServers(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range page.Rows {
+			walked = append(walked, r.Subject)
+		}
+		if page.Next == nil {
+			break
+		}
+		f.After = *page.Next
+	}
+	want := []string{"https://mcp.a.example/one", "https://mcp.a.example/two", "https://mcp.b.example/one",
+		"https://mcp.b.example/two", "https://mcp.c.example/one", "https://mcp.c.example/two"}
+	if diff := cmp.Diff(want, walked); diff != "" {
+		t.Errorf("paged walk (-want +got):\n%s", diff)
+	}
+
+	for _, tc := range []struct {
+		name string
+		f    store.SiteFilter
+		want int
+	}{
+		{"search by domain", store.SiteFilter{Q: "B.EXAMPLE"}, 2},
+		{"search matches nothing", store.SiteFilter{Q: "100%_"}, 0},
+		{"grade", store.SiteFilter{Grade: "conformant"}, 6},
+		{"other grade", store.SiteFilter{Grade: "non_conformant"}, 0},
+	} {
+		page, err := db.SiteServers(ctx, tc.f)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(page.Rows) != tc.want {
+			t.Errorf("%s: %d rows, want %d", tc.name, len(page.Rows), tc.want)
+		}
+	}
+
+	counts, err := db.SiteCounts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts.Total != 6 {
+		t.Errorf("total %d, want 6", counts.Total)
+	}
+	d, ok, err := db.SiteServer(ctx, store.SiteKey{Kind: store.KindEndpoint, Subject: "https://mcp.b.example/two"})
+	if err != nil || !ok {
+		t.Fatalf("detail: ok=%v err=%v", ok, err)
+	}
+	if len(d.Cards) != 1 || d.Cards[0].Key != "https://b.example/card" || len(d.Listings) != 1 {
+		t.Errorf("detail: %d cards (%+v), %d listings", len(d.Cards), d.Cards, len(d.Listings))
+	}
+}
