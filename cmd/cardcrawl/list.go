@@ -2,11 +2,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/cardcrawl/cardcrawl/internal/jsonstream"
 	"io"
 	"os"
 	"strconv"
@@ -44,15 +44,14 @@ func runDomains(ctx context.Context, e *env, args []string) error {
 	// Rows stream from the database to the output: a list of a million
 	// domains is never held whole.
 	if rf.asJSON {
-		arr := newJSONArray[store.DomainRow](termsafe.NewJSONWriter(e.stdout))
-		if err := st.EachDomain(ctx, arr.add); err != nil {
+		arr := newJSONArray(e.stdout)
+		if err := st.EachDomain(ctx, func(d store.DomainRow) error { return arr.Add(d) }); err != nil {
 			return err
 		}
-		return arr.close()
+		return closeJSONArray(arr, e.stdout)
 	}
 	out := newTextOut(e.stdout)
 	out.table("DOMAIN", "OUTCOME", "CLASS", "CARDS", "REMOTES", "CAPPED", "CATALOG FINDINGS", "REASON")
-	n := 0
 	err = st.EachDomain(ctx, func(d store.DomainRow) error {
 		outcome := d.Outcome
 		if d.State == "pending" {
@@ -60,10 +59,6 @@ func runDomains(ctx context.Context, e *env, args []string) error {
 		}
 		out.row(d.Domain, outcome, dash(d.Class), d.Cards, d.Remotes, dash(strings.Join(d.Capped, ",")),
 			dash(truncate(strings.Join(d.CatalogFindings, ","), 40)), truncate(d.Reason, 80))
-		// Rows are aligned a block at a time so memory stays bounded.
-		if n++; n%tableBlock == 0 {
-			return out.endBlock()
-		}
 		return nil
 	})
 	if err != nil {
@@ -72,48 +67,17 @@ func runDomains(ctx context.Context, e *env, args []string) error {
 	return out.flush()
 }
 
-// tableBlock is how many rows a streamed table aligns at a time.
-const tableBlock = 1000
-
-// jsonArray writes a JSON array one element at a time, indented as
-// writeJSON would write the whole slice.
-type jsonArray[T any] struct {
-	w   io.Writer
-	buf bytes.Buffer
-	enc *json.Encoder
-	n   int
+// newJSONArray starts a top-level JSON array on stdout, terminal-safe as
+// writeJSON is; closeJSONArray ends it with writeJSON's newline.
+func newJSONArray(stdout io.Writer) *jsonstream.Array {
+	return jsonstream.New(termsafe.NewJSONWriter(stdout), "")
 }
 
-func newJSONArray[T any](w io.Writer) *jsonArray[T] {
-	a := &jsonArray[T]{w: w}
-	a.enc = json.NewEncoder(&a.buf)
-	a.enc.SetEscapeHTML(false)
-	a.enc.SetIndent("  ", "  ")
-	return a
-}
-
-func (a *jsonArray[T]) add(v T) error {
-	a.buf.Reset()
-	if a.n == 0 {
-		a.buf.WriteString("[\n  ")
-	} else {
-		a.buf.WriteString(",\n  ")
-	}
-	a.n++
-	if err := a.enc.Encode(v); err != nil {
+func closeJSONArray(a *jsonstream.Array, stdout io.Writer) error {
+	if err := a.Close(); err != nil {
 		return err
 	}
-	a.buf.Truncate(a.buf.Len() - 1) // the encoder's newline
-	_, err := a.w.Write(a.buf.Bytes())
-	return err
-}
-
-func (a *jsonArray[T]) close() error {
-	end := "\n]\n"
-	if a.n == 0 {
-		end = "[]\n"
-	}
-	_, err := io.WriteString(a.w, end)
+	_, err := io.WriteString(stdout, "\n")
 	return err
 }
 
@@ -148,17 +112,16 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		q.Category = cat
 	}
 	if rf.asJSON {
-		arr := newJSONArray[feed.Record](termsafe.NewJSONWriter(e.stdout))
+		arr := newJSONArray(e.stdout)
 		if err := st.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
-			return arr.add(feed.NewRecord(s))
+			return arr.Add(feed.NewRecord(s))
 		}); err != nil {
 			return err
 		}
-		return arr.close()
+		return closeJSONArray(arr, e.stdout)
 	}
 	out := newTextOut(e.stdout)
 	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "CATEGORY", "LISTED BY", "PROBE")
-	n := 0
 	err = st.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
 		r := feed.NewRecord(s)
 		probe := "-"
@@ -180,9 +143,6 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		}
 		out.row(endpoint, dash(r.Transport), dash(r.Name), dash(truncate(r.Version, 24)),
 			r.Grade, categoryCell(r), strings.Join(r.Domains(), " "), probe)
-		if n++; n%tableBlock == 0 {
-			return out.endBlock()
-		}
 		return nil
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/cardcrawl/cardcrawl/internal/jsonstream"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	"github.com/cardcrawl/cardcrawl/discover"
 	"github.com/cardcrawl/cardcrawl/discover/probe"
 	"github.com/cardcrawl/cardcrawl/internal/failure"
-	"github.com/cardcrawl/cardcrawl/internal/termsafe"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -217,17 +217,17 @@ func runProbes(ctx context.Context, e *env, args []string) error {
 	if summary {
 		return printOutcomeSummary(ctx, e, st, source, rf.asJSON)
 	}
-	var arr *jsonArray[json.RawMessage]
+	var arr *jsonstream.Array
 	var out *textOut
 	if rf.asJSON {
-		arr = newJSONArray[json.RawMessage](termsafe.NewJSONWriter(e.stdout))
+		arr = newJSONArray(e.stdout)
 	} else {
 		out = newTextOut(e.stdout)
 		out.table("ENDPOINT", "OUTCOME", "TRANSPORT", "PROTOCOL", "SERVER", "TOOLS", "PROBED AT")
 	}
 	err = st.ProbesFrom(ctx, source, func(r store.ProbeRow) error {
 		if arr != nil {
-			return arr.add(json.RawMessage(r.Result))
+			return arr.Add(json.RawMessage(r.Result))
 		}
 		outcome := r.Outcome
 		if r.Partial {
@@ -245,7 +245,7 @@ func runProbes(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if arr != nil {
-		return arr.close()
+		return closeJSONArray(arr, e.stdout)
 	}
 	return out.flush()
 }

@@ -18,6 +18,7 @@ import (
 type textOut struct {
 	w   io.Writer
 	tw  *tabwriter.Writer // the table being written; nil outside a table
+	n   int               // rows of the table written so far
 	err error             // the first write error
 }
 
@@ -27,6 +28,7 @@ func newTextOut(w io.Writer) *textOut { return &textOut{w: w} }
 func (o *textOut) table(header ...string) {
 	o.endTable()
 	o.tw = tabwriter.NewWriter(o.w, 0, 0, 2, ' ', 0)
+	o.n = 0
 	o.row(anySlice(header)...)
 }
 
@@ -42,7 +44,18 @@ func (o *textOut) row(cells ...any) {
 		}
 		o.write(o.tw, safeText(c)+sep)
 	}
+	// tabwriter holds every row until a flush to align them; a table
+	// streamed from the database is aligned a block of rows at a time, so
+	// its memory stays bounded whatever its length.
+	if o.n++; o.n%tableBlock == 0 && o.err == nil {
+		if err := o.tw.Flush(); err != nil {
+			o.err = err
+		}
+	}
 }
+
+// tableBlock is how many rows of a table are aligned together.
+const tableBlock = 1000
 
 // printf ends any table and prints a line of text. format is the program's
 // own; every argument that is not a number or a bool is made terminal-safe
@@ -54,17 +67,6 @@ func (o *textOut) printf(format string, args ...any) {
 		safe[i] = safeArg(a)
 	}
 	o.write(o.w, fmt.Sprintf(format, safe...))
-}
-
-// endBlock writes out the table rows held so far, keeping the table open:
-// a streamed table is aligned a block at a time so its memory stays bounded.
-func (o *textOut) endBlock() error {
-	if o.tw != nil {
-		if err := o.tw.Flush(); err != nil && o.err == nil {
-			o.err = err
-		}
-	}
-	return o.err
 }
 
 // flush ends any table and returns the first write error.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/cardcrawl/cardcrawl/internal/jsonstream"
 	"io"
 	"strings"
 
@@ -102,15 +103,15 @@ func writeAICatalog(ctx context.Context, w io.Writer, src Source, opts WriteOpti
 	if _, err := io.WriteString(w, "{\n  \"entries\": "); err != nil {
 		return fmt.Errorf("write ai-catalog: %w", err)
 	}
-	arr := newJSONArray(w, "  ")
+	arr := jsonstream.New(w, "  ")
 	err := src.EachFeedEntry(ctx, opts.Filter, func(e *store.FeedEntry) error {
 		if entry := c.entry(NewRecord(&e.Records[0]), decodeCard(e.CardJSON)); entry != nil {
-			return arr.add(entry)
+			return arr.Add(entry)
 		}
 		return nil
 	})
 	if err == nil {
-		err = arr.close()
+		err = arr.Close()
 	}
 	if err == nil {
 		_, err = io.WriteString(w, ",\n")

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cardcrawl/cardcrawl/internal/jsonstream"
 	"io"
 	"strconv"
 	"strings"
@@ -178,50 +179,6 @@ func csvCell(s string) string {
 	return s
 }
 
-// jsonArray writes the members of one JSON array of an indented document
-// as they come, each indented as encoding/json would indent the whole
-// document at that depth: the envelope around a feed of any size is
-// written without holding the feed.
-type jsonArray struct {
-	w      io.Writer
-	indent string // the array's own indentation
-	buf    bytes.Buffer
-	enc    *json.Encoder
-	n      int
-}
-
-func newJSONArray(w io.Writer, indent string) *jsonArray {
-	a := &jsonArray{w: w, indent: indent}
-	a.enc = newEncoder(&a.buf)
-	a.enc.SetIndent(indent+"  ", "  ")
-	return a
-}
-
-func (a *jsonArray) add(v any) error {
-	a.buf.Reset()
-	if a.n == 0 {
-		a.buf.WriteString("[\n" + a.indent + "  ")
-	} else {
-		a.buf.WriteString(",\n" + a.indent + "  ")
-	}
-	a.n++
-	if err := a.enc.Encode(v); err != nil {
-		return err
-	}
-	a.buf.Truncate(a.buf.Len() - 1) // the encoder's newline
-	_, err := a.w.Write(a.buf.Bytes())
-	return err
-}
-
-func (a *jsonArray) close() error {
-	end := "\n" + a.indent + "]"
-	if a.n == 0 {
-		end = "[]"
-	}
-	_, err := io.WriteString(a.w, end)
-	return err
-}
-
 // writeMember writes `"name": value` at the envelope's first level, value
 // indented as encoding/json would.
 func writeMember(w io.Writer, name string, v any, last bool) error {
@@ -244,22 +201,22 @@ func writeRegistryJSON(ctx context.Context, w io.Writer, src Source, opts WriteO
 	if _, err := io.WriteString(w, "{\n  \"servers\": "); err != nil {
 		return fmt.Errorf("write json: %w", err)
 	}
-	arr := newJSONArray(w, "  ")
+	arr := jsonstream.New(w, "  ")
 	err := src.EachFeedEntry(ctx, opts.Filter, func(e *store.FeedEntry) error {
 		entry, ok := NewRegistryEntry(e, false)
 		if !ok {
 			return nil
 		}
-		return arr.add(entry)
+		return arr.Add(entry)
 	})
 	if err == nil {
-		err = arr.close()
+		err = arr.Close()
 	}
 	if err == nil {
 		_, err = io.WriteString(w, ",\n")
 	}
 	if err == nil {
-		err = writeMember(w, "metadata", metadata{Count: arr.n}, true)
+		err = writeMember(w, "metadata", metadata{Count: arr.Len()}, true)
 	}
 	if err != nil {
 		return fmt.Errorf("write json: %w", err)
