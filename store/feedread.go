@@ -193,19 +193,25 @@ func scanFeedServer(rows *sql.Rows) (FeedServer, error) {
 
 // where is a FeedQuery's filter as SQL over feed_servers f.
 func (q FeedQuery) where() (string, []any) {
-	var conds []string
-	var args []any
-	if q.Since != "" {
+	conds, args := liveOrSince(nil, nil, q.Since, q.Search)
+	return q.FeedFilter.and(strings.Join(conds, " AND "), args)
+}
+
+// liveOrSince adds the conditions every feed read shares: the records
+// changed since a time (tombstones included) or else the live ones, and a
+// case-insensitive substring of the name.
+func liveOrSince(conds []string, args []any, since, search string) ([]string, []any) {
+	if since != "" {
 		conds = append(conds, "f.updated_at > ?")
-		args = append(args, q.Since)
+		args = append(args, since)
 	} else {
 		conds = append(conds, "f.removed_at IS NULL")
 	}
-	if q.Search != "" {
+	if search != "" {
 		conds = append(conds, `lower(f.name) LIKE lower(?) ESCAPE '\'`)
-		args = append(args, "%"+likeEscape(q.Search)+"%")
+		args = append(args, "%"+likeEscape(search)+"%")
 	}
-	return q.FeedFilter.and(strings.Join(conds, " AND "), args)
+	return conds, args
 }
 
 // likeEscape makes s match itself in a LIKE pattern with ESCAPE '\'.
@@ -428,21 +434,10 @@ type EntryQuery struct {
 // FeedEntries returns up to q.Limit entries and whether more follow.
 func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntry, more bool, err error) {
 	err = db.readFeed(ctx, func(tx *sql.Tx) error {
-		conds := []string{"f.card_key > ?", "f.name <> ''"}
-		args := []any{q.After}
-		if q.Since != "" {
-			conds = append(conds, "f.updated_at > ?")
-			args = append(args, q.Since)
-		} else {
-			conds = append(conds, "f.removed_at IS NULL")
-		}
+		conds, args := liveOrSince([]string{"f.card_key > ?", "f.name <> ''"}, []any{q.After}, q.Since, q.Search)
 		if q.Name != "" {
 			conds = append(conds, "f.name = ?")
 			args = append(args, q.Name)
-		}
-		if q.Search != "" {
-			conds = append(conds, `lower(f.name) LIKE lower(?) ESCAPE '\'`)
-			args = append(args, "%"+likeEscape(q.Search)+"%")
 		}
 		where, args := q.FeedFilter.and(strings.Join(conds, " AND "), args)
 		keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM `+feedFrom+` WHERE `+
