@@ -232,7 +232,7 @@ func crawlOptions(s crawlSetup) (discover.Options, error) {
 		return discover.Options{}, fmt.Errorf("load server card schema: %w", err)
 	}
 	opts := discover.Options{
-		Fetch: s.client, Validator: v, Logger: s.log, Concurrency: s.net.concurrency,
+		Store: s.store, Fetch: s.client, Validator: v, Logger: s.log, Concurrency: s.net.concurrency,
 		Force: s.flags.force, FollowLinks: s.flags.followLinks, LegacyPaths: s.flags.legacyPaths,
 		MaxDepth: depthOption(s.flags.maxDepth), MaxEntries: s.flags.maxEntries, DomainTimeout: s.flags.domainTimeout,
 		MaxCards: s.flags.maxCards, MaxCatalogs: s.flags.maxCatalogs, MaxRemotes: s.flags.maxRemotes,

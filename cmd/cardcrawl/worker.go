@@ -114,7 +114,6 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts.Store = st
 	opts.Progress = func(discover.Progress) {
 		w.crawled.Add(1)
 		select {
