@@ -51,6 +51,12 @@ type FeedServer struct {
 	// description, tools); read from server_categories by join.
 	Category, CategorySource string
 
+	// Remote is the describing card's remote object for this endpoint as
+	// JSON ("" when the card has none with its URL), and Icons the card's
+	// icons as JSON ("" when none): what the Registry shape takes from the
+	// card, as decoded, links unfiltered.
+	Remote, Icons string
+
 	kind       int
 	entryFirst string
 }
@@ -146,7 +152,7 @@ const feedColumns = `f.kind, f.key, f.endpoint, f.transport, f.templated, f.card
 	f.card_sha256, f.name, f.title, f.version, f.description, f.website_url, f.repository, f.grade, f.findings,
 	f.first_seen, f.last_seen, f.probe_outcome, f.probed_at, f.probe_transport, f.probe_protocol, f.probe_server_name,
 	f.probe_server_version, f.probe_tool_count, f.probe_partial, f.decision, f.decision_reason, f.updated_at,
-	f.removed_at, f.removed_reason, f.entry_first, COALESCE(sc.category, ''), COALESCE(sc.source, '')`
+	f.removed_at, f.removed_reason, f.entry_first, COALESCE(sc.category, ''), COALESCE(sc.source, ''), f.remote, f.icons`
 
 // feedFrom is the read model with each record's category, kept by the
 // category recompute in server_categories and joined on its primary key
@@ -165,7 +171,7 @@ func scanFeedServer(rows *sql.Rows) (FeedServer, error) {
 		&s.CardSHA256, &s.Name, &s.Title, &s.Version, &s.Description, &s.WebsiteURL, &s.Repository, &s.Grade, &findings,
 		&s.FirstSeen, &s.LastSeen, &outcome, &probedAt, &p.Transport, &p.Protocol, &p.ServerName, &p.ServerVersion,
 		&tools, &p.Partial, &decision, &reason, &s.UpdatedAt, &removed, &s.RemovedReason, &s.entryFirst, &s.Category,
-		&s.CategorySource)
+		&s.CategorySource, &s.Remote, &s.Icons)
 	if err != nil {
 		return s, err
 	}
@@ -318,9 +324,22 @@ func placeholders(n int) string {
 // FeedEntry is one card with the records it describes: an entry of the
 // Registry-shaped feed and of the AI Catalog.
 type FeedEntry struct {
-	CardKey  string
-	CardJSON string // the card as parsed; "" if it is missing
-	Records  []FeedServer
+	CardKey string
+	Records []FeedServer
+
+	cards *cardReader // while EachFeedEntry's fn runs
+}
+
+// Card reads the card as parsed ("" if it is missing) while EachFeedEntry
+// calls its fn; an entry of FeedEntries has none (the Registry shape is
+// made of the records, which carry what it takes from the card). Only the
+// AI Catalog's entries of cards without a URL of their own need it, so it
+// is read on demand.
+func (e *FeedEntry) Card(ctx context.Context) (string, error) {
+	if e.cards == nil {
+		return "", nil
+	}
+	return e.cards.card(ctx, e.CardKey)
 }
 
 // Removed reports whether every record of the entry is a tombstone.
@@ -375,11 +394,7 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*Fee
 					return err
 				}
 			}
-			card, err := cards.card(ctx, s.CardKey)
-			if err != nil {
-				return err
-			}
-			cur = &FeedEntry{CardKey: s.CardKey, CardJSON: card, Records: []FeedServer{s}}
+			cur = &FeedEntry{CardKey: s.CardKey, Records: []FeedServer{s}, cards: cards}
 			return nil
 		})
 		if err != nil || cur == nil {
@@ -474,10 +489,6 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 	if err := attachListings(ctx, tx, recs); err != nil {
 		return nil, err
 	}
-	cards, err := newCardReader(ctx, tx)
-	if err != nil {
-		return nil, err
-	}
 	by := map[string]*FeedEntry{}
 	for _, r := range recs {
 		e := by[r.CardKey]
@@ -505,9 +516,6 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 			e.Records = live
 		} else if !tombstones {
 			continue
-		}
-		if e.CardJSON, err = cards.card(ctx, k); err != nil {
-			return nil, err
 		}
 		out = append(out, *e)
 	}
@@ -544,16 +552,18 @@ func (db *DB) FeedVersion(ctx context.Context) (string, error) {
 }
 
 // CountFeedServers counts the records q selects (its After and Limit
-// aside).
+// aside). Every listed record is counted by the writes that list or remove
+// one (feed_state.live): the count of the whole feed is one row's read;
+// a search, a filter or a delta is counted by its query.
 func (db *DB) CountFeedServers(ctx context.Context, q FeedQuery) (int, error) {
-	where, args := q.where()
-	if q.Search == "" && q.Since == "" && q.FeedFilter == (FeedFilter{}) {
-		// Every listed record, and only those, has an entry_first: the
-		// count reads that index, not every row.
-		where = "f.entry_first > ''"
+	query, args := `SELECT live FROM feed_state WHERE id = 1`, []any(nil)
+	if q.Search != "" || q.Since != "" || q.FeedFilter != (FeedFilter{}) {
+		var where string
+		where, args = q.where()
+		query = `SELECT COUNT(*) FROM ` + feedFrom + ` WHERE ` + where
 	}
 	var n int
-	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+feedFrom+` WHERE `+where, args...).Scan(&n); err != nil {
+	if err := db.sql.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count the feed: %w", err)
 	}
 	return n, nil

@@ -170,6 +170,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&since, "since", "", "only what changed after this RFC 3339 `time`, tombstones included (jsonl)")
 	var ff filterFlags
 	ff.register(fs)
+	var pf profileFlags
+	pf.register(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -200,6 +202,11 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	stopProfile, err := pf.start()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	opts.Catalog = feed.CatalogOptions{PublisherDomain: publisher}
 	skipped := 0
 	opts.Skipped = &skipped

@@ -61,6 +61,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&maxConns, "max-conns", defaultMaxConns, "most connections open at once (each takes a file descriptor)")
 	var publisher string
 	fs.StringVar(&publisher, "publisher-domain", "", publisherDomainHelp)
+	var pf profileFlags
+	pf.register(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -85,7 +87,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	h := feed.Handler(feed.ServerOptions{Site: site.Handler(site.Options{Store: st, Logger: log}),
 		Catalog: feed.CatalogOptions{PublisherDomain: publisher}, Logger: log, StallTimeout: serveWriteTimeout, Store: st})
 	fmt.Fprintf(e.stderr, "serving %s on http://%s/\n", st.Name(), ln.Addr())
-	return serveHTTP(ctx, ln, h, serveOptions{MaxConns: maxConns})
+	stopProfile, err := pf.start()
+	if err != nil {
+		return err
+	}
+	err = serveHTTP(ctx, ln, h, serveOptions{MaxConns: maxConns})
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
+	return err
 }
 
 // serveOptions are the server's limits; zero values take the defaults

@@ -34,6 +34,9 @@ func dropUnsafeCardLinks(c *servercard.Card) {
 	if c.Repository != nil && !servercard.IsWebURL(c.Repository.URL) {
 		c.Repository = nil
 	}
-	c.Icons = slices.DeleteFunc(c.Icons, func(ic servercard.Icon) bool { return !servercard.IsHTTPSURL(ic.Src) })
-	c.Remotes = slices.DeleteFunc(c.Remotes, func(rm servercard.Remote) bool { return !servercard.IsWebRemoteURL(rm.URL) })
+	c.Icons = slices.DeleteFunc(c.Icons, unsafeIcon)
+	c.Remotes = slices.DeleteFunc(c.Remotes, unsafeRemote)
 }
+
+func unsafeIcon(ic servercard.Icon) bool     { return !servercard.IsHTTPSURL(ic.Src) }
+func unsafeRemote(rm servercard.Remote) bool { return !servercard.IsWebRemoteURL(rm.URL) }
