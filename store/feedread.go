@@ -307,15 +307,22 @@ func attachListings(ctx context.Context, tx *sql.Tx, page []FeedServer) error {
 		}
 		return rows.Err()
 	}
-	if err := read(kindEndpoint, `SELECT remote_norm, remote_norm, domain, catalog_url, identifier, card_key FROM listings
-		WHERE active = 1 AND remote_norm IN (%s) ORDER BY remote_norm, domain, catalog_url, identifier`, norms); err != nil {
+	if err := read(kindEndpoint, listingsByRemote, norms); err != nil {
 		return err
 	}
-	// By card key only, remote_norm filtered here: with remote_norm = ''
-	// in SQL the planner walks every card-without-remote listing there is.
-	return read(kindCard, `SELECT card_key, remote_norm, domain, catalog_url, identifier, card_key FROM listings
-		WHERE active = 1 AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`, cards)
+	return read(kindCard, listingsByCard, cards)
 }
+
+// The listing chains of records, by endpoint and by card; %s is the keys'
+// placeholders. Each is read from its index alone (migration 0010). By card
+// key only, remote_norm filtered in Go: asking SQL for an empty remote_norm, the
+// planner walks every card-without-remote listing there is.
+const (
+	listingsByRemote = `SELECT remote_norm, remote_norm, domain, catalog_url, identifier, card_key FROM listings
+		WHERE active = 1 AND remote_norm IN (%s) ORDER BY remote_norm, domain, catalog_url, identifier`
+	listingsByCard = `SELECT card_key, remote_norm, domain, catalog_url, identifier, card_key FROM listings
+		WHERE active = 1 AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`
+)
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
@@ -383,6 +390,7 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*Fee
 			if err := attachListings(ctx, tx, page); err != nil {
 				return nil, err
 			}
+			cards.onPage(page)
 			return page, nil
 		}, func(s FeedServer) key { return key{s.entryFirst, s.kind, s.key()} }, func(s FeedServer) error {
 			if cur != nil && cur.CardKey == s.CardKey && cur.Records[0].entryFirst == s.entryFirst {
@@ -405,17 +413,62 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*Fee
 }
 
 // cardReader reads cards by key on one statement, prepared once per read.
-type cardReader struct{ st *sql.Stmt }
+// The first card asked for on a page of records brings the cards of the
+// whole page in one query (a query per card cost more than the card).
+type cardReader struct {
+	tx      *sql.Tx
+	st      *sql.Stmt
+	pending []any             // the current page's card keys, not read yet
+	page    map[string]string // the cards read for the current page
+}
 
 func newCardReader(ctx context.Context, tx *sql.Tx) (*cardReader, error) {
 	st, err := tx.PrepareContext(ctx, `SELECT json FROM cards WHERE key = ?`)
 	if err != nil {
 		return nil, fmt.Errorf("read cards: %w", err)
 	}
-	return &cardReader{st}, nil
+	return &cardReader{tx: tx, st: st, page: map[string]string{}}, nil
+}
+
+// onPage starts a page of records: their cards are read when one is first
+// asked for.
+func (c *cardReader) onPage(page []FeedServer) {
+	clear(c.page)
+	c.pending = c.pending[:0]
+	seen := map[string]bool{}
+	for i := range page {
+		if k := page[i].CardKey; !seen[k] {
+			seen[k] = true
+			c.pending = append(c.pending, k)
+		}
+	}
 }
 
 func (c *cardReader) card(ctx context.Context, key string) (string, error) {
+	if len(c.pending) > 0 {
+		rows, err := c.tx.QueryContext(ctx, `SELECT key, json FROM cards WHERE key IN (`+placeholders(len(c.pending))+`)`,
+			c.pending...)
+		if err != nil {
+			return "", fmt.Errorf("read cards: %w", err)
+		}
+		c.pending = c.pending[:0]
+		for rows.Next() {
+			var k, card string
+			if err := rows.Scan(&k, &card); err != nil {
+				rows.Close()
+				return "", fmt.Errorf("read cards: %w", err)
+			}
+			c.page[k] = card
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return "", fmt.Errorf("read cards: %w", err)
+		}
+	}
+	if card, ok := c.page[key]; ok {
+		return card, nil
+	}
 	var s string
 	err := c.st.QueryRowContext(ctx, key).Scan(&s)
 	if err == sql.ErrNoRows {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,6 +52,11 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{`SELECT ` + feedColumns + ` FROM ` + feedFrom + ` WHERE (f.kind, f.key) > (?, ?) AND f.removed_at IS NULL
 			ORDER BY f.kind, f.key LIMIT ?`, []any{0, "", 10},
 			"SEARCH sc USING INDEX sqlite_autoindex_server_categories_1 (kind=? AND registry=? AND subject=?)"},
+		// and the listing chains of a page from the indexes alone, in order.
+		{fmt.Sprintf(listingsByRemote, "?, ?"), []any{"a", "b"},
+			"SEARCH listings USING COVERING INDEX listings_remote (remote_norm=? AND active=?)"},
+		{fmt.Sprintf(listingsByCard, "?, ?"), []any{"a", "b"},
+			"SEARCH listings USING COVERING INDEX listings_card (card_key=? AND active=?)"},
 	} {
 		p := plan(t, db, c.query, c.args...)
 		if !strings.Contains(p, c.want) {

@@ -17,3 +17,13 @@ ALTER TABLE feed_servers ADD COLUMN icons TEXT NOT NULL DEFAULT '';
 -- are without counting them on every request.
 ALTER TABLE feed_state ADD COLUMN live INTEGER NOT NULL DEFAULT 0;
 UPDATE feed_state SET live = (SELECT COUNT(*) FROM feed_servers WHERE removed_at IS NULL);
+
+-- The feed reads the listing chains of a page of records by endpoint or by
+-- card, in chain order: indexes that hold the chain serve those reads
+-- alone, in order, without a lookup per listing or a sort. They replace the
+-- two narrower ones (a prefix of each), so a listing costs the crawl no
+-- more index writes than before.
+DROP INDEX listings_remote;
+CREATE INDEX listings_remote ON listings (remote_norm, active, domain, catalog_url, identifier, card_key);
+DROP INDEX listings_card;
+CREATE INDEX listings_card ON listings (card_key, active, domain, catalog_url, identifier, remote_norm);
