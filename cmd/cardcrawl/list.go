@@ -202,6 +202,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	streamingGC(exportMemoryLimit)
 	stopProfile, err := pf.start()
 	if err != nil {
 		return err
@@ -243,6 +244,10 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	return nil
 }
+
+// exportMemoryLimit bounds the Go heap of an export (see streamingGC): the
+// process stays under 60 MB with SQLite's own memory.
+const exportMemoryLimit = 32 << 20
 
 const publisherDomainHelp = "your own `domain`, named as the AI Catalog's host; identifiers for cards whose publisher gave none are minted under it (urn:air:DOMAIN:mcp-server-card:HASH)"
 

@@ -35,6 +35,11 @@ const (
 	serveReadConns         = 8 // database connections reading at once
 )
 
+// serveMemoryLimit bounds the Go heap of serve (see streamingGC): many
+// requests each hold a page, and the process stays under 100 MB with
+// SQLite's own memory.
+const serveMemoryLimit = 64 << 20
+
 func runServe(ctx context.Context, e *env, args []string) error {
 	files := make([]string, 0, len(feed.Formats))
 	for _, f := range feed.Formats {
@@ -87,6 +92,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	h := feed.Handler(feed.ServerOptions{Site: site.Handler(site.Options{Store: st, Logger: log}),
 		Catalog: feed.CatalogOptions{PublisherDomain: publisher}, Logger: log, StallTimeout: serveWriteTimeout, Store: st})
 	fmt.Fprintf(e.stderr, "serving %s on http://%s/\n", st.Name(), ln.Addr())
+	streamingGC(serveMemoryLimit)
 	stopProfile, err := pf.start()
 	if err != nil {
 		return err
