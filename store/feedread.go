@@ -227,13 +227,48 @@ func likeEscape(s string) string {
 
 // readFeed runs fn in one read transaction: a walk of many pages sees
 // one state of the database even while a crawl writes.
+// The statements it met unprepared are prepared on the handle afterwards,
+// for the next reads (readTx).
 func (db *DB) readFeed(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("read the feed: %w", err)
 	}
-	defer tx.Rollback()
-	return fn(tx)
+	err = fn(tx)
+	tx.Rollback()
+	// Outside the transaction: preparing takes a connection of the pool.
+	db.stmts.prepareMissing(ctx, db.sql)
+	return err
+}
+
+// readTx runs a feed read's queries on prepared statements: the handle's
+// (prepared after an earlier read met them), or else the transaction's own,
+// for as long as it lasts. Every page of a walk and every request for a
+// list page repeats a few query texts, and preparing one took a tenth of
+// a list page's time.
+type readTx struct {
+	tx    *sql.Tx
+	stmts *stmtCache
+	local map[string]*sql.Stmt
+}
+
+func (db *DB) reader(tx *sql.Tx) *readTx {
+	return &readTx{tx: tx, stmts: &db.stmts, local: map[string]*sql.Stmt{}}
+}
+
+func (r *readTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := r.stmts.get(query); st != nil {
+		return r.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	st := r.local[query]
+	if st == nil {
+		var err error
+		if st, err = r.tx.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		r.local[query] = st
+	}
+	return st.QueryContext(ctx, args...)
 }
 
 // EachFeedServer calls fn for each record q selects, in feed order
@@ -241,7 +276,8 @@ func (db *DB) readFeed(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // at a time in one read transaction: memory holds one page, however many
 // servers there are. fn must not use the database.
 func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServer) error) error {
-	return db.readFeed(ctx, func(tx *sql.Tx) error {
+	return db.readFeed(ctx, func(sqlTx *sql.Tx) error {
+		tx := db.reader(sqlTx)
 		n := 0
 		return eachPage(feedReadPage, func(after FeedCursor) ([]FeedServer, error) {
 			size := feedReadPage
@@ -271,7 +307,7 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 
 // attachListings reads the listing chain of a page of records: two
 // queries, whatever the page holds.
-func attachListings(ctx context.Context, tx *sql.Tx, page []FeedServer) error {
+func attachListings(ctx context.Context, tx *readTx, page []FeedServer) error {
 	var norms, cards []any
 	at := map[FeedCursor][]int{}
 	for i := range page {
@@ -287,7 +323,8 @@ func attachListings(ctx context.Context, tx *sql.Tx, page []FeedServer) error {
 		if len(keys) == 0 {
 			return nil
 		}
-		rows, err := tx.QueryContext(ctx, fmt.Sprintf(query, placeholders(len(keys))), keys...)
+		list, keys := inList(keys)
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(query, list), keys...)
 		if err != nil {
 			return fmt.Errorf("listing chains: %w", err)
 		}
@@ -326,6 +363,21 @@ const (
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// inList is the placeholders and arguments of an IN list of keys, padded
+// to a power of two by repeating the last key: a few query texts, each
+// prepared once, serve lists of every length (an IN list is a set, so a
+// repeat selects nothing more).
+func inList(keys []any) (string, []any) {
+	n := 1
+	for n < len(keys) {
+		n *= 2
+	}
+	for len(keys) < n {
+		keys = append(keys, keys[len(keys)-1])
+	}
+	return placeholders(n), keys
 }
 
 // FeedEntry is one card with the records it describes: an entry of the
@@ -368,7 +420,8 @@ func (e *FeedEntry) Removed() bool {
 // The filter keeps the records it matches: an entry holds those, and a
 // card none of whose records match is no entry.
 func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*FeedEntry) error) error {
-	return db.readFeed(ctx, func(tx *sql.Tx) error {
+	return db.readFeed(ctx, func(sqlTx *sql.Tx) error {
+		tx := db.reader(sqlTx)
 		cards, err := newCardReader(ctx, tx)
 		if err != nil {
 			return err
@@ -416,14 +469,14 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*Fee
 // The first card asked for on a page of records brings the cards of the
 // whole page in one query (a query per card cost more than the card).
 type cardReader struct {
-	tx      *sql.Tx
+	tx      *readTx
 	st      *sql.Stmt
 	pending []any             // the current page's card keys, not read yet
 	page    map[string]string // the cards read for the current page
 }
 
-func newCardReader(ctx context.Context, tx *sql.Tx) (*cardReader, error) {
-	st, err := tx.PrepareContext(ctx, `SELECT json FROM cards WHERE key = ?`)
+func newCardReader(ctx context.Context, tx *readTx) (*cardReader, error) {
+	st, err := tx.tx.PrepareContext(ctx, `SELECT json FROM cards WHERE key = ?`)
 	if err != nil {
 		return nil, fmt.Errorf("read cards: %w", err)
 	}
@@ -446,8 +499,8 @@ func (c *cardReader) onPage(page []FeedServer) {
 
 func (c *cardReader) card(ctx context.Context, key string) (string, error) {
 	if len(c.pending) > 0 {
-		rows, err := c.tx.QueryContext(ctx, `SELECT key, json FROM cards WHERE key IN (`+placeholders(len(c.pending))+`)`,
-			c.pending...)
+		list, keys := inList(c.pending)
+		rows, err := c.tx.QueryContext(ctx, `SELECT key, json FROM cards WHERE key IN (`+list+`)`, keys...)
 		if err != nil {
 			return "", fmt.Errorf("read cards: %w", err)
 		}
@@ -501,7 +554,8 @@ type EntryQuery struct {
 
 // FeedEntries returns up to q.Limit entries and whether more follow.
 func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntry, more bool, err error) {
-	err = db.readFeed(ctx, func(tx *sql.Tx) error {
+	err = db.readFeed(ctx, func(sqlTx *sql.Tx) error {
+		tx := db.reader(sqlTx)
 		conds, args := liveOrSince([]string{"f.card_key > ?", "f.name <> ''"}, []any{q.After}, q.Since, q.Search)
 		if q.Name != "" {
 			conds = append(conds, "f.name = ?")
@@ -525,7 +579,7 @@ func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntr
 // readEntries reads the entries of the given card keys, in that order:
 // their listed records, or, with tombstones true, their tombstones when
 // every record is gone.
-func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool, filter FeedFilter) ([]FeedEntry, error) {
+func readEntries(ctx context.Context, tx *readTx, keys []string, tombstones bool, filter FeedFilter) ([]FeedEntry, error) {
 	if len(keys) == 0 {
 		return []FeedEntry{}, nil
 	}
@@ -533,7 +587,8 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 	for i, k := range keys {
 		args[i] = k
 	}
-	where, args := filter.and(`f.card_key IN (`+placeholders(len(keys))+`)`, args)
+	list, args := inList(args)
+	where, args := filter.and(`f.card_key IN (`+list+`)`, args)
 	recs, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
 		WHERE `+where+` ORDER BY f.card_key, f.kind, f.key`, args...)
 	if err != nil {
@@ -580,7 +635,8 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 // .../versions/latest serves).
 func (db *DB) FeedEntriesNamed(ctx context.Context, name string) ([]FeedEntry, error) {
 	var out []FeedEntry
-	err := db.readFeed(ctx, func(tx *sql.Tx) error {
+	err := db.readFeed(ctx, func(sqlTx *sql.Tx) error {
+		tx := db.reader(sqlTx)
 		keys, err := collect(ctx, tx, scanString, `SELECT f.card_key FROM `+feedFrom+`
 			WHERE f.name = ? AND f.removed_at IS NULL GROUP BY f.card_key ORDER BY MIN(f.entry_first), f.card_key`, name)
 		if err != nil {
@@ -598,7 +654,7 @@ func (db *DB) FeedEntriesNamed(ctx context.Context, name string) ([]FeedEntry, e
 func (db *DB) FeedVersion(ctx context.Context) (string, error) {
 	var id string
 	var seq int64
-	if err := db.sql.QueryRowContext(ctx, `SELECT db_id, seq FROM feed_state WHERE id = 1`).Scan(&id, &seq); err != nil {
+	if err := db.queryRow(ctx, `SELECT db_id, seq FROM feed_state WHERE id = 1`).Scan(&id, &seq); err != nil {
 		return "", fmt.Errorf("feed version: %w", err)
 	}
 	return fmt.Sprintf("%s-%d", id, seq), nil
@@ -616,7 +672,7 @@ func (db *DB) CountFeedServers(ctx context.Context, q FeedQuery) (int, error) {
 		query = `SELECT COUNT(*) FROM ` + feedFrom + ` WHERE ` + where
 	}
 	var n int
-	if err := db.sql.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+	if err := db.queryRow(ctx, query, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count the feed: %w", err)
 	}
 	return n, nil
