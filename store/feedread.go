@@ -51,6 +51,17 @@ type FeedServer struct {
 	// description, tools); read from server_categories by join.
 	Category, CategorySource string
 
+	// What else is known about the same server, read by key for each page
+	// (feedrecords.go): the Registry entry declaring the endpoint (nil when
+	// none; a record with no CardKey is one only the Registry declares),
+	// the reconciliation of its card (nil when not paired), the check of
+	// its name's namespace (nil when never checked), and its probes counted
+	// by outcome.
+	Registry     *FeedRegistry
+	Reconcile    *FeedReconcile
+	Namespace    *NamespaceRow
+	ProbeHistory []ProbeCount
+
 	kind       int
 	entryFirst string
 }
@@ -86,6 +97,11 @@ type FeedFilter struct {
 	// (failure.Outcome); with NotProbed, those never probed instead.
 	Outcome   string
 	NotProbed bool
+	// Source selects by where a server was found (FeedSources): card, the
+	// default, keeps the servers a listed card declares; registry the
+	// endpoints a latest, active Registry entry declares; all both. Unlike
+	// the other fields, all widens the selection.
+	Source string
 }
 
 // conds is the filter as SQL conditions over feed_servers f and
@@ -103,6 +119,9 @@ func (q FeedFilter) conds() ([]string, []any) {
 	if q.Grade != "" {
 		conds = append(conds, "f.grade = ?")
 		args = append(args, q.Grade)
+	}
+	if q.Source == FeedSourceRegistry {
+		conds = append(conds, "f.kind = 0 AND EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.url_norm = f.key)")
 	}
 	switch {
 	case q.NotProbed:
@@ -235,6 +254,9 @@ func (db *DB) readFeed(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // at a time in one read transaction: memory holds one page, however many
 // servers there are. fn must not use the database.
 func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServer) error) error {
+	if !validSource(q.Source) {
+		return fmt.Errorf("read the feed: %w: source %q", ErrBadFilter, q.Source)
+	}
 	return db.readFeed(ctx, func(tx *sql.Tx) error {
 		n := 0
 		return eachPage(feedReadPage, func(after FeedCursor) ([]FeedServer, error) {
@@ -255,8 +277,18 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 			if err != nil {
 				return nil, fmt.Errorf("read the feed: %w", err)
 			}
+			if q.withRegistryOnly() {
+				more, err := registryOnlyPage(ctx, tx, q, after, size)
+				if err != nil {
+					return nil, err
+				}
+				page = mergePages(page, more, size)
+			}
 			n += len(page)
-			return page, attachListings(ctx, tx, page)
+			if err := attachListings(ctx, tx, page); err != nil {
+				return nil, err
+			}
+			return page, attachServerFacts(ctx, tx, page)
 		}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(s FeedServer) error {
 			return fn(&s)
 		})
@@ -546,6 +578,23 @@ func (db *DB) FeedVersion(ctx context.Context) (string, error) {
 // CountFeedServers counts the records q selects (its After and Limit
 // aside).
 func (db *DB) CountFeedServers(ctx context.Context, q FeedQuery) (int, error) {
+	if !validSource(q.Source) {
+		return 0, fmt.Errorf("count the feed: %w: source %q", ErrBadFilter, q.Source)
+	}
+	if q.Source == FeedSourceCard {
+		q.Source = ""
+	}
+	extra := 0
+	if q.withRegistryOnly() {
+		err := db.readFeed(ctx, func(tx *sql.Tx) error {
+			return eachPage(feedReadPage, func(after FeedCursor) ([]FeedServer, error) {
+				return registryOnlyPage(ctx, tx, q, after, feedReadPage)
+			}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(FeedServer) error { extra++; return nil })
+		})
+		if err != nil {
+			return 0, fmt.Errorf("count the feed: %w", err)
+		}
+	}
 	where, args := q.where()
 	if q.Search == "" && q.Since == "" && q.FeedFilter == (FeedFilter{}) {
 		// Every listed record, and only those, has an entry_first: the
@@ -556,7 +605,7 @@ func (db *DB) CountFeedServers(ctx context.Context, q FeedQuery) (int, error) {
 	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+feedFrom+` WHERE `+where, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count the feed: %w", err)
 	}
-	return n, nil
+	return n + extra, nil
 }
 
 // FormatTime writes t as the store's timestamp columns hold it (RFC 3339,

@@ -121,7 +121,7 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		return closeJSONArray(arr, e.stdout)
 	}
 	out := newTextOut(e.stdout)
-	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "CATEGORY", "LISTED BY", "PROBE")
+	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "CATEGORY", "SOURCES", "LISTED BY", "PROBE")
 	err = st.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
 		r := feed.NewRecord(s)
 		probe := "-"
@@ -142,7 +142,7 @@ func runServers(ctx context.Context, e *env, args []string) error {
 			endpoint = "(no remote)"
 		}
 		out.row(endpoint, dash(r.Transport), dash(r.Name), dash(truncate(r.Version, 24)),
-			r.Grade, categoryCell(r), strings.Join(r.Domains(), " "), probe)
+			dash(r.Grade), categoryCell(r), strings.Join(r.Sources, "+"), dash(strings.Join(r.Domains(), " ")), probe)
 		return nil
 	})
 	if err != nil {
@@ -191,6 +191,9 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			return usagef("--since needs a format with a delta form (jsonl), not %s", format)
 		}
 		opts.Since = store.FormatTime(t)
+	}
+	if opts.Filter.Source == store.FeedSourceAll && !f.AllSources {
+		return usagef("--source all needs a format with one record per server (jsonl, csv), not %s", format)
 	}
 	if err := checkPublisherDomain(publisher); err != nil {
 		return err
@@ -253,16 +256,17 @@ func checkPublisherDomain(d string) error {
 
 // filterFlags are --grade and --outcome, shared by the commands that read
 // the feed.
-type filterFlags struct{ grade, outcome string }
+type filterFlags struct{ grade, outcome, source string }
 
 func (f *filterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.grade, "grade", "", "only servers of this `grade` ("+feed.Grades()+")")
 	fs.StringVar(&f.outcome, "outcome", "", "only servers whose latest probe had this `outcome` (see README, The MCP probe; '"+feed.NotProbed+"' for never probed)")
+	fs.StringVar(&f.source, "source", store.FeedSourceCard, "which servers: `card` (a listed card declares them), registry (a latest, active Registry entry declares them), all (see README, The feed)")
 }
 
 // filter checks the flags' values: a bad one is a usage error.
 func (f *filterFlags) filter() (store.FeedFilter, error) {
-	filter, err := feed.ParseFilter(f.grade, f.outcome)
+	filter, err := feed.ParseFilter(f.grade, f.outcome, f.source)
 	if err != nil {
 		return filter, usagef("--%v", err)
 	}

@@ -13,12 +13,18 @@ import (
 // NotProbed is the outcome filter's word for an endpoint never probed.
 const NotProbed = "none"
 
-// ParseFilter reads the grade and outcome filters as the CLI's flags and
-// serve's query parameters spell them ("" for no filter). The error names
-// the parameter and the values it takes, so a caller can show it as is
-// (the CLI puts "--" before it).
-func ParseFilter(grade, outcome string) (store.FeedFilter, error) {
+// ParseFilter reads the grade, outcome and source filters as the CLI's
+// flags and serve's query parameters spell them ("" for no filter; the
+// source's default is card). The error names the parameter and the values
+// it takes, so a caller can show it as is (the CLI puts "--" before it).
+func ParseFilter(grade, outcome, source string) (store.FeedFilter, error) {
 	var f store.FeedFilter
+	if source != "" {
+		if !slices.Contains(store.FeedSources, source) {
+			return f, fmt.Errorf("source must be one of %s, not %q", strings.Join(store.FeedSources, ", "), source)
+		}
+		f.Source = source
+	}
 	if grade != "" {
 		if !slices.Contains(servercard.Grades(), servercard.Grade(grade)) {
 			return f, fmt.Errorf("grade must be one of %s, not %q", Grades(), grade)

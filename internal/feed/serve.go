@@ -44,6 +44,25 @@ type ServerOptions struct {
 	// Site, when set, serves / and every path the feed does not (the
 	// person-facing pages of internal/site) instead of the one-table page.
 	Site http.Handler
+	// Source is the source a request without a source parameter selects
+	// (store.FeedSources; default card). A format with one entry per card
+	// (and /v0.1/servers) serves card entries when it is all.
+	Source string
+}
+
+// parseFilter reads a request's grade, outcome and source; source all on a
+// format with one entry per card is refused when asked for, and falls back
+// to card when it is only the server's default.
+func (s *server) parseFilter(q url.Values, allSources bool) (store.FeedFilter, error) {
+	source := q.Get("source")
+	if source == "" && (allSources || s.opts.Source != store.FeedSourceAll) {
+		source = s.opts.Source
+	}
+	filter, err := ParseFilter(q.Get("grade"), q.Get("outcome"), source)
+	if err == nil && filter.Source == store.FeedSourceAll && !allSources {
+		err = ErrCardsOnly
+	}
+	return filter, err
 }
 
 // shapeVersion is part of every ETag: a cardcrawl that writes different
@@ -133,10 +152,15 @@ func (s *server) fail(w http.ResponseWriter, err error) {
 
 func (s *server) file(f Format) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		filter, err := s.parseFilter(r.URL.Query(), f.AllSources)
+		if err != nil {
+			problem(w, http.StatusBadRequest, err.Error())
+			return
+		}
 		w.Header().Set("Content-Type", f.ContentType)
 		w.Header().Set("Access-Control-Allow-Origin", "*")
 		sw := &stallWriter{w: w, rc: http.NewResponseController(w), stall: s.opts.StallTimeout}
-		if err := f.Write(r.Context(), sw, s.opts.Store, WriteOptions{Catalog: s.opts.Catalog}); err != nil {
+		if err := f.Write(r.Context(), sw, s.opts.Store, WriteOptions{Catalog: s.opts.Catalog, Filter: filter}); err != nil {
 			s.opts.Logger.Warn("writing the feed", "format", f.Name, "err", err)
 		}
 	}
@@ -170,11 +194,12 @@ const (
 // the name, any case), updated_since (RFC 3339; entries changed after it,
 // those now gone included, as the Registry includes deleted servers) and
 // version (only "latest", which every entry here is); and cardcrawl's
-// own grade and outcome (ParseFilter), which keep the entries with a
-// record that matches, and of each only those records.
+// own grade, outcome and source (ParseFilter; card or registry: entries
+// are cards), which keep the entries with a record that matches, and of
+// each only those records.
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	filter, err := ParseFilter(q.Get("grade"), q.Get("outcome"))
+	filter, err := s.parseFilter(q, false)
 	if err != nil {
 		problem(w, http.StatusBadRequest, err.Error())
 		return
