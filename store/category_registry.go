@@ -45,6 +45,13 @@ type RegistryRemote struct {
 // removes its rows), with the hash of its server.json.
 func (db *DB) ReplaceRegistryRemotes(ctx context.Context, e RegistryEntryDoc, entrySHA string, remotes []RegistryRemote) error {
 	return db.inSQLTx(ctx, "registry remotes of "+e.Name, func(tx *sql.Tx) error {
+		// The feed records of the endpoints it declared and declares now
+		// carry the entry (sources, registry): they changed.
+		changed, err := collect(ctx, tx, scanString, `SELECT url_norm FROM registry_remotes WHERE source = ? AND name = ?`,
+			e.Source, e.Name)
+		if err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM registry_remotes WHERE source = ? AND name = ?`, e.Source, e.Name); err != nil {
 			return err
 		}
@@ -54,21 +61,66 @@ func (db *DB) ReplaceRegistryRemotes(ctx context.Context, e RegistryEntryDoc, en
 				e.Source, e.Name, e.Version, r.URLNorm, r.URL, r.Type, entrySHA, e.ChangedAt); err != nil {
 				return err
 			}
+			changed = append(changed, r.URLNorm)
 		}
-		return nil
+		return db.feedAfterRegistryRemotes(ctx, tx, changed)
 	})
+}
+
+// feedAfterRegistryRemotes moves updatedAt (and the change counter) of the
+// live card records of these endpoints: what the Registry says of them is
+// part of their meaning, so the delta feed and ETags see it change.
+func (db *DB) feedAfterRegistryRemotes(ctx context.Context, tx *sql.Tx, norms []string) error {
+	var seq int64
+	for len(norms) > 0 {
+		chunk := norms[:min(len(norms), feedReadPage)]
+		norms = norms[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, n := range chunk {
+			args[i] = n
+		}
+		in := `kind = 0 AND removed_at IS NULL AND key IN (` + placeholders(len(chunk)) + `)`
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM feed_servers WHERE `+in, args...).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			continue
+		}
+		if seq == 0 {
+			if err := tx.QueryRowContext(ctx, `UPDATE feed_state SET seq = seq + 1 WHERE id = 1 RETURNING seq`).Scan(&seq); err != nil {
+				return fmt.Errorf("feed change counter: %w", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE feed_servers SET updated_at = ?, seq = ? WHERE `+in,
+			append([]any{db.Now(), seq}, args...)...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // PruneRegistryRemotes removes the remotes of entries that are no longer
 // the latest, active version.
-func (db *DB) PruneRegistryRemotes(ctx context.Context) (int64, error) {
-	res, err := db.sql.ExecContext(ctx, `DELETE FROM registry_remotes WHERE NOT EXISTS (SELECT 1 FROM registry_entries e
+func (db *DB) PruneRegistryRemotes(ctx context.Context) (n int64, err error) {
+	const stale = `FROM registry_remotes WHERE NOT EXISTS (SELECT 1 FROM registry_entries e
 		WHERE e.source = registry_remotes.source AND e.name = registry_remotes.name AND e.version = registry_remotes.version
-		AND e.is_latest = 1 AND e.status = 'active')`)
-	if err != nil {
-		return 0, fmt.Errorf("prune registry remotes: %w", err)
-	}
-	return res.RowsAffected()
+		AND e.is_latest = 1 AND e.status = 'active')`
+	err = db.inSQLTx(ctx, "prune registry remotes", func(tx *sql.Tx) error {
+		changed, err := collect(ctx, tx, scanString, `SELECT url_norm `+stale)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE `+stale)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		return db.feedAfterRegistryRemotes(ctx, tx, changed)
+	})
+	return n, err
 }
 
 // DeclaredRemote is one endpoint a latest, active Registry entry declares.

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -17,7 +18,8 @@ import (
 func TestFeedSources(t *testing.T) { eachDialect(t, testFeedSources) }
 
 func testFeedSources(t *testing.T, dsn string) {
-	db := open(t, dsn, nil)
+	clock := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	db := open(t, dsn, func() time.Time { return clock })
 	ctx := context.Background()
 	domains := []string{"a.example", "b.example"}
 	if _, err := db.Enqueue(ctx, domains, store.EnqueueOptions{}); err != nil {
@@ -155,5 +157,20 @@ func testFeedSources(t *testing.T, dsn string) {
 	if err := db.EachFeedServer(ctx, store.FeedQuery{FeedFilter: store.FeedFilter{Source: "cards"}},
 		func(*store.FeedServer) error { return nil }); err == nil {
 		t.Error("source cards: no error")
+	}
+
+	// The Registry entry stops declaring a card's endpoint: that record's
+	// meaning changed (it is no longer in the Registry), so it is in the
+	// delta feed after the change, and the others are not.
+	since := store.FormatTime(clock)
+	clock = clock.Add(time.Hour)
+	doc := store.RegistryEntryDoc{Source: reg, Name: "example.b/srv", Version: "1.0.0", ChangedAt: "2026-10-03T00:00:00Z"}
+	if err := db.ReplaceRegistryRemotes(ctx, doc, "sha-2", []store.RegistryRemote{{URLNorm: "https://mcp.b.example/three",
+		URL: "https://mcp.b.example/three", Type: "streamable-http"}}); err != nil {
+		t.Fatal(err)
+	}
+	bOne.Registry = ""
+	if diff := cmp.Diff([]rec{bOne}, read(store.FeedQuery{Since: since})); diff != "" {
+		t.Errorf("delta after the Registry dropped an endpoint (-want +got):\n%s", diff)
 	}
 }
