@@ -156,7 +156,41 @@ func registryOnlyPage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCu
 		}
 		out = append(out, s)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("registry-only servers: %w", err)
+	}
+	if q.Since == "" {
+		return out, nil
+	}
+	gone, err := registryGonePage(ctx, tx, q, after, size)
+	if err != nil {
+		return nil, err
+	}
+	return mergePages(out, gone, size), nil
+}
+
+// registryGonePage reads the tombstones of the delta feed for endpoints
+// only the Registry declared: those that left it after q.Since and that no
+// card record stands for (live, or changed since then).
+func registryGonePage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCursor, size int) ([]FeedServer, error) {
+	conds := []string{"g.removed_at > ?", "g.url_norm > ?", `NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0
+		AND f.key = g.url_norm AND (f.removed_at IS NULL OR f.updated_at > ?))`}
+	args := []any{q.Since, after.Key, q.Since}
+	if q.Search != "" {
+		conds = append(conds, `lower(g.name) LIKE lower(?) ESCAPE '\'`)
+		args = append(args, "%"+likeEscape(q.Search)+"%")
+	}
+	page, err := collect(ctx, tx, func(rows *sql.Rows) (FeedServer, error) {
+		var s FeedServer
+		err := rows.Scan(&s.EndpointNorm, &s.Endpoint, &s.Name, &s.RemovedReason, &s.RemovedAt)
+		s.kind, s.UpdatedAt, s.Findings = kindEndpoint, s.RemovedAt, []string{}
+		return s, err
+	}, `SELECT g.url_norm, g.url, g.name, g.reason, g.removed_at FROM registry_gone g WHERE `+strings.Join(conds, " AND ")+`
+		ORDER BY g.url_norm LIMIT ?`, append(args, size)...)
+	if err != nil {
+		return nil, fmt.Errorf("servers gone from the Registry: %w", err)
+	}
+	return page, nil
 }
 
 // mergePages merges two pages in feed order and keeps the first size

@@ -173,4 +173,34 @@ func testFeedSources(t *testing.T, dsn string) {
 	if diff := cmp.Diff([]rec{bOne}, read(store.FeedQuery{Since: since})); diff != "" {
 		t.Errorf("delta after the Registry dropped an endpoint (-want +got):\n%s", diff)
 	}
+
+	// The Registry deletes the entry of a server only it declared: the
+	// delta feed with the Registry's servers has its tombstone, and the
+	// feed no longer has the server.
+	since = store.FormatTime(clock)
+	clock = clock.Add(time.Hour)
+	gone := entries[1]
+	gone.Status = "deleted"
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: []store.RegistryEntry{gone}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PruneRegistryRemotes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	type tomb struct{ Key, Reason, At string }
+	var got []tomb
+	err := db.EachFeedServer(ctx, store.FeedQuery{Since: since, FeedFilter: store.FeedFilter{Source: "all"}}, func(s *store.FeedServer) error {
+		got = append(got, tomb{s.Cursor().Key, s.RemovedReason, s.RemovedAt})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []tomb{{"https://only.c.example/mcp", store.RemovedRegistryDeleted, store.FormatTime(clock)}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("delta after the Registry deleted an entry (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]rec{aOne, aTwo, bOne, bThree, bTwo}, read(store.FeedQuery{FeedFilter: store.FeedFilter{Source: "all"}})); diff != "" {
+		t.Errorf("feed after the deletion (-want +got):\n%s", diff)
+	}
 }
