@@ -80,10 +80,12 @@ func TestExportSources(t *testing.T) {
 		{"export", "--db", db, "--source", "cards"},
 		{"servers", "--db", db, "--source", "both"},
 		{"serve", "--db", db, "--source", "x"},
+		{"export", "--db", db, "--category", "weather"},
 	} {
 		code, _, stderr := run(t, "", args...)
-		if code != exitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "--source") {
-			t.Errorf("%v: exit %d, stderr %q; want one line about --source and exit %d", args, code, stderr, exitUsage)
+		flag := args[len(args)-2]
+		if code != exitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, flag) {
+			t.Errorf("%v: exit %d, stderr %q; want one line about %s and exit %d", args, code, stderr, flag, exitUsage)
 		}
 	}
 	code, stdout, _ := run(t, "", "servers", "--db", db, "--source", "all")

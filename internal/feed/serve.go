@@ -50,7 +50,8 @@ type ServerOptions struct {
 	Source string
 }
 
-// parseFilter reads a request's grade, outcome and source; source all on a
+// parseFilter reads a request's grade, outcome, source and category;
+// source all on a
 // format with one entry per card is refused when asked for, and falls back
 // to card when it is only the server's default.
 func (s *server) parseFilter(q url.Values, allSources bool) (store.FeedFilter, error) {
@@ -58,7 +59,8 @@ func (s *server) parseFilter(q url.Values, allSources bool) (store.FeedFilter, e
 	if source == "" && (allSources || s.opts.Source != store.FeedSourceAll) {
 		source = s.opts.Source
 	}
-	filter, err := ParseFilter(q.Get("grade"), q.Get("outcome"), source)
+	filter, err := ParseFilter(FilterParams{Grade: q.Get("grade"), Outcome: q.Get("outcome"), Source: source,
+		Category: q.Get("category")})
 	if err == nil && filter.Source == store.FeedSourceAll && !allSources {
 		err = ErrCardsOnly
 	}
@@ -194,8 +196,8 @@ const (
 // the name, any case), updated_since (RFC 3339; entries changed after it,
 // those now gone included, as the Registry includes deleted servers) and
 // version (only "latest", which every entry here is); and cardcrawl's
-// own grade, outcome and source (ParseFilter; card or registry: entries
-// are cards), which keep the entries with a record that matches, and of
+// own grade, outcome, source (card or registry: entries are cards) and
+// category (ParseFilter), which keep the entries with a record that matches, and of
 // each only those records.
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()

@@ -311,7 +311,7 @@ func TestServeSource(t *testing.T) {
 		if code != want {
 			t.Errorf("%s: %d, want %d: %s", path, code, want, body)
 		}
-		if want == http.StatusBadRequest && !strings.Contains(body, "source") {
+		if want == http.StatusBadRequest && !strings.Contains(body, "source") && !strings.Contains(body, "category") {
 			t.Errorf("%s: the problem does not name the source: %s", path, body)
 		}
 	}
