@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -213,6 +214,20 @@ func mergePages(a, b []FeedServer, size int) []FeedServer {
 	return out
 }
 
+// The queries of attachServerFacts, each by key (%s: the keys'
+// placeholders); store/indexes_test.go holds them to their indexes.
+const (
+	registryFactsQuery = `SELECT rr.url_norm, e.source, e.name, e.version, e.status, e.published_at, e.updated_at,
+		e.findings, e.server_json
+		FROM registry_remotes rr JOIN registry_entries e ON e.source = rr.source AND e.name = rr.name AND e.version = rr.version
+		WHERE rr.url_norm IN (%s) ORDER BY rr.url_norm, rr.source, rr.name, rr.version`
+	// In the index's order, counted here: grouping in SQL would sort.
+	probeHistoryQuery   = `SELECT remote_norm, outcome, probed_at FROM probes WHERE remote_norm IN (%s) ORDER BY remote_norm, id`
+	reconcileFactsQuery = `SELECT card_key, id, source, name, version, basis, detail, diffs, computed_at
+		FROM reconcile_results WHERE card_key IN (%s) AND kind = 'pair'`
+	namespaceFactsQuery = `SELECT namespace, kind, domain, method, result, checked_at FROM namespaces WHERE namespace IN (%s)`
+)
+
 // attachServerFacts reads, for a page of records, the Registry entry
 // declaring each endpoint, the reconciliation of each card, the namespace
 // check of each name and each endpoint's probe history: four queries,
@@ -240,10 +255,7 @@ func attachServerFacts(ctx context.Context, tx *sql.Tx, page []FeedServer) error
 		}
 	}
 	if len(norms) > 0 {
-		rows, err := tx.QueryContext(ctx, `SELECT rr.url_norm, e.source, e.name, e.version, e.status, e.published_at,
-			e.updated_at, e.findings, e.server_json
-			FROM registry_remotes rr JOIN registry_entries e ON e.source = rr.source AND e.name = rr.name AND e.version = rr.version
-			WHERE rr.url_norm IN (`+placeholders(len(norms))+`) ORDER BY rr.url_norm, rr.source, rr.name, rr.version`, norms...)
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(registryFactsQuery, placeholders(len(norms))), norms...)
 		if err != nil {
 			return fmt.Errorf("registry entries of the feed: %w", err)
 		}
@@ -264,43 +276,57 @@ func attachServerFacts(ctx context.Context, tx *sql.Tx, page []FeedServer) error
 		if err != nil {
 			return fmt.Errorf("registry entries of the feed: %w", err)
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT remote_norm, outcome, COUNT(*), MIN(probed_at), MAX(probed_at) FROM probes
-			WHERE remote_norm IN (`+placeholders(len(norms))+`) GROUP BY remote_norm, outcome ORDER BY remote_norm, outcome`, norms...)
+		rows, err = tx.QueryContext(ctx, fmt.Sprintf(probeHistoryQuery, placeholders(len(norms))), norms...)
 		if err != nil {
 			return fmt.Errorf("probe history: %w", err)
 		}
+		history := map[string][]ProbeCount{}
 		err = scanEach(rows, func() error {
-			var norm string
-			var c ProbeCount
-			if err := rows.Scan(&norm, &c.Outcome, &c.Count, &c.First, &c.Last); err != nil {
+			var norm, outcome, at string
+			if err := rows.Scan(&norm, &outcome, &at); err != nil {
 				return err
 			}
-			for _, i := range byNorm[norm] {
-				page[i].ProbeHistory = append(page[i].ProbeHistory, c)
+			h := history[norm]
+			i := slices.IndexFunc(h, func(c ProbeCount) bool { return c.Outcome == outcome })
+			if i < 0 {
+				history[norm] = append(h, ProbeCount{Outcome: outcome, Count: 1, First: at, Last: at})
+				return nil
 			}
+			h[i].Count++
+			h[i].First, h[i].Last = min(h[i].First, at), max(h[i].Last, at)
 			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("probe history: %w", err)
 		}
+		for norm, h := range history {
+			slices.SortFunc(h, func(a, b ProbeCount) int { return strings.Compare(a.Outcome, b.Outcome) })
+			for _, i := range byNorm[norm] {
+				page[i].ProbeHistory = h
+			}
+		}
 	}
 	if len(cards) > 0 {
-		rows, err := tx.QueryContext(ctx, `SELECT card_key, source, name, version, basis, detail, diffs, computed_at
-			FROM reconcile_results WHERE kind = 'pair' AND card_key IN (`+placeholders(len(cards))+`)
-			ORDER BY card_key, id`, cards...)
+		pairID := map[string]int64{}
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(reconcileFactsQuery, placeholders(len(cards))), cards...)
 		if err != nil {
 			return fmt.Errorf("reconciliation of the feed: %w", err)
 		}
 		err = scanEach(rows, func() error {
 			var key string
+			var id int64
 			var r FeedReconcile
-			if err := rows.Scan(&key, &r.Source, &r.Name, &r.Version, &r.Basis, &r.Detail, &r.Diffs, &r.ComputedAt); err != nil {
+			if err := rows.Scan(&key, &id, &r.Source, &r.Name, &r.Version, &r.Basis, &r.Detail, &r.Diffs, &r.ComputedAt); err != nil {
 				return err
 			}
+			// A card pairs with one entry; should it pair with more, the
+			// first recorded is the one shown, as diff lists them.
+			if first, ok := pairID[key]; ok && first < id {
+				return nil
+			}
+			pairID[key] = id
 			for _, i := range byCard[key] {
-				if page[i].Reconcile == nil {
-					page[i].Reconcile = &r
-				}
+				page[i].Reconcile = &r
 			}
 			return nil
 		})
@@ -327,8 +353,7 @@ func attachServerFacts(ctx context.Context, tx *sql.Tx, page []FeedServer) error
 	if len(spaces) == 0 {
 		return nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT namespace, kind, domain, method, result, checked_at FROM namespaces
-		WHERE namespace IN (`+placeholders(len(spaces))+`)`, spaces...)
+	rows, err := tx.QueryContext(ctx, fmt.Sprintf(namespaceFactsQuery, placeholders(len(spaces))), spaces...)
 	if err != nil {
 		return fmt.Errorf("namespaces of the feed: %w", err)
 	}

@@ -14,3 +14,7 @@ CREATE TABLE registry_gone (
   removed_at TEXT COLLATE "C" NOT NULL
 );
 CREATE INDEX registry_gone_removed ON registry_gone (removed_at, url_norm);
+
+-- Each feed record carries its card's reconciliation: a page of records
+-- reads the pairs of its cards by card key.
+CREATE INDEX reconcile_results_card ON reconcile_results (card_key, kind);
