@@ -64,6 +64,9 @@ type FeedServer struct {
 
 	kind       int
 	entryFirst string
+	// registrySource is the registry of the entry a Registry-only record
+	// was read for.
+	registrySource string
 }
 
 // Removed reports whether the record is a tombstone.
@@ -353,6 +356,10 @@ type FeedEntry struct {
 	CardKey  string
 	CardJSON string // the card as parsed; "" if it is missing
 	Records  []FeedServer
+	// Registry is set, and CardKey empty, on an entry of servers only the
+	// Registry declares (source all): the latest, active entry declaring
+	// them, and Records those of its endpoints no listed card declares.
+	Registry *FeedEntryRegistry
 }
 
 // Removed reports whether every record of the entry is a tombstone.
@@ -414,10 +421,14 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*Fee
 			cur = &FeedEntry{CardKey: s.CardKey, CardJSON: card, Records: []FeedServer{s}}
 			return nil
 		})
-		if err != nil || cur == nil {
+		if err == nil && cur != nil {
+			err = fn(cur)
+		}
+		if err != nil || filter.Source != FeedSourceAll {
 			return err
 		}
-		return fn(cur)
+		return eachRegistryEntry(ctx, tx, registryEntryQuery{FeedFilter: filter}, subjectKey{}, feedReadPage,
+			func(e FeedEntry) (bool, error) { return true, fn(&e) })
 	})
 }
 
@@ -465,24 +476,56 @@ type EntryQuery struct {
 
 // FeedEntries returns up to q.Limit entries and whether more follow.
 func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntry, more bool, err error) {
+	if !validSource(q.Source) {
+		return nil, false, fmt.Errorf("read the feed: %w: source %q", ErrBadFilter, q.Source)
+	}
+	after, inRegistry := registryCursor(q.After)
+	if inRegistry && q.Source != FeedSourceAll {
+		return nil, false, fmt.Errorf("read the feed: %w: a cursor of the Registry's entries needs source all", ErrBadFilter)
+	}
 	err = db.readFeed(ctx, func(tx *sql.Tx) error {
-		conds, args := liveOrSince([]string{"f.card_key > ?", "f.name <> ''"}, []any{q.After}, q.Since, q.Search)
-		if q.Name != "" {
-			conds = append(conds, "f.name = ?")
-			args = append(args, q.Name)
+		if !inRegistry {
+			var err error
+			if entries, more, err = feedCardEntries(ctx, tx, q); err != nil || more || q.Source != FeedSourceAll {
+				return err
+			}
 		}
-		where, args := q.FeedFilter.and(strings.Join(conds, " AND "), args)
-		keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM `+feedFrom+` WHERE `+
-			where+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
-		if err != nil {
-			return fmt.Errorf("read the feed: %w", err)
-		}
-		if len(keys) > q.Limit {
-			keys, more = keys[:q.Limit], true
-		}
-		entries, err = readEntries(ctx, tx, keys, q.Since != "", q.FeedFilter)
-		return err
+		// Then the Registry's entries, one more than fits to tell whether
+		// more follow.
+		need := max(q.Limit-len(entries), 0)
+		rq := registryEntryQuery{FeedFilter: q.FeedFilter, Search: q.Search, Since: q.Since, Name: q.Name}
+		return eachRegistryEntry(ctx, tx, rq, after, need+1, func(e FeedEntry) (bool, error) {
+			if need == 0 {
+				more = true
+				return false, nil
+			}
+			entries = append(entries, e)
+			need--
+			return true, nil
+		})
 	})
+	return entries, more, err
+}
+
+// feedCardEntries reads a page of the cards' entries, and whether more
+// follow.
+func feedCardEntries(ctx context.Context, tx *sql.Tx, q EntryQuery) ([]FeedEntry, bool, error) {
+	conds, args := liveOrSince([]string{"f.card_key > ?", "f.name <> ''"}, []any{q.After}, q.Since, q.Search)
+	if q.Name != "" {
+		conds = append(conds, "f.name = ?")
+		args = append(args, q.Name)
+	}
+	where, args := q.FeedFilter.and(strings.Join(conds, " AND "), args)
+	keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM `+feedFrom+` WHERE `+
+		where+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("read the feed: %w", err)
+	}
+	more := len(keys) > q.Limit
+	if more {
+		keys = keys[:q.Limit]
+	}
+	entries, err := readEntries(ctx, tx, keys, q.Since != "", q.FeedFilter)
 	return entries, more, err
 }
 

@@ -76,6 +76,55 @@ func (q FeedFilter) withRegistryOnly() bool {
 	return q.Source == FeedSourceRegistry || q.Source == FeedSourceAll
 }
 
+// registryRecordColumns are a record of an endpoint only the Registry
+// declares (x: url_norm, url, type; e its entry), with registryRecordJoins.
+const registryRecordColumns = `x.url_norm, x.url, x.type, e.name, e.version, e.first_seen, e.last_seen,
+	e.changed_at, COALESCE(p.probed_at, ''), COALESCE(p.outcome, ''), COALESCE(p.transport, ''),
+	COALESCE(p.protocol, ''), COALESCE(p.server_name, ''), COALESCE(p.server_version, ''), p.tool_count,
+	COALESCE(p.result, ''), COALESCE(d.decision, ''), COALESCE(d.reason, ''),
+	COALESCE(rc.category, ''), COALESCE(rc.source, ''), e.source`
+
+// registryRecordJoins joins a registry record's latest probe, latest
+// probe decision and its entry's category.
+const registryRecordJoins = `LEFT JOIN probes p ON p.id = (SELECT MAX(p2.id) FROM probes p2 WHERE p2.remote_norm = x.url_norm)
+	LEFT JOIN probe_decisions d ON d.id = (SELECT MAX(d2.id) FROM probe_decisions d2 WHERE d2.remote_norm = x.url_norm)
+	LEFT JOIN server_categories rc ON rc.kind = '` + KindRegistry + `' AND rc.registry = e.source AND rc.subject = e.name`
+
+// scanRegistryRecords scans registryRecordColumns rows and closes them.
+func scanRegistryRecords(rows *sql.Rows) ([]FeedServer, error) {
+	var out []FeedServer
+	err := scanEach(rows, func() error {
+		var s FeedServer
+		var p ProbeRow
+		var tools sql.NullInt64
+		var decision, reason string
+		if err := rows.Scan(&s.EndpointNorm, &s.Endpoint, &s.Transport, &s.Name, &s.Version, &s.FirstSeen, &s.LastSeen,
+			&s.UpdatedAt, &p.ProbedAt, &p.Outcome, &p.Transport, &p.Protocol, &p.ServerName, &p.ServerVersion, &tools,
+			&p.Result, &decision, &reason, &s.Category, &s.CategorySource, &s.registrySource); err != nil {
+			return err
+		}
+		s.kind = kindEndpoint
+		s.Templated = strings.Contains(s.Endpoint, "{")
+		s.Findings = []string{}
+		if p.Outcome != "" {
+			p.RemoteNorm, p.URL = s.EndpointNorm, s.Endpoint
+			if tools.Valid {
+				n := int(tools.Int64)
+				p.ToolCount = &n
+			}
+			p.Partial = partialResult(p.Result)
+			p.Result = ""
+			s.Probe = &p
+		}
+		if decision != "" {
+			s.Decision = &ProbeDecision{RemoteNorm: s.EndpointNorm, URL: s.Endpoint, Decision: decision, Reason: reason}
+		}
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
 // registryOnlyPage reads up to size endpoints after a cursor that a latest,
 // active Registry entry declares and no listed card does, in key order,
 // filtered as the feed's records are.
@@ -108,56 +157,21 @@ func registryOnlyPage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCu
 		conds = append(conds, "p.outcome = ?")
 		args = append(args, q.Outcome)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT x.url_norm, x.url, x.type, e.name, e.version, e.first_seen, e.last_seen,
-		e.changed_at, COALESCE(p.probed_at, ''), COALESCE(p.outcome, ''), COALESCE(p.transport, ''),
-		COALESCE(p.protocol, ''), COALESCE(p.server_name, ''), COALESCE(p.server_version, ''), p.tool_count,
-		COALESCE(p.result, ''), COALESCE(d.decision, ''), COALESCE(d.reason, ''),
-		COALESCE(rc.category, ''), COALESCE(rc.source, '')
+	rows, err := tx.QueryContext(ctx, `SELECT `+registryRecordColumns+`
 		FROM (SELECT rr.url_norm AS url_norm, MIN(rr.url) AS url, MIN(rr.type) AS type FROM registry_remotes rr
 		      WHERE rr.url_norm > ?
 		        AND NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0 AND f.key = rr.url_norm AND f.removed_at IS NULL)
 		      GROUP BY rr.url_norm) x
 		JOIN registry_entries e ON (e.source, e.name, e.version) = (SELECT rr.source, rr.name, rr.version
 		      FROM registry_remotes rr WHERE rr.url_norm = x.url_norm ORDER BY rr.source, rr.name, rr.version LIMIT 1)
-		LEFT JOIN probes p ON p.id = (SELECT MAX(p2.id) FROM probes p2 WHERE p2.remote_norm = x.url_norm)
-		LEFT JOIN probe_decisions d ON d.id = (SELECT MAX(d2.id) FROM probe_decisions d2 WHERE d2.remote_norm = x.url_norm)
-		LEFT JOIN server_categories rc ON rc.kind = '`+KindRegistry+`' AND rc.registry = e.source AND rc.subject = e.name
+		`+registryRecordJoins+`
 		WHERE `+strings.Join(conds, " AND ")+` ORDER BY x.url_norm LIMIT ?`,
 		append(append([]any{after.Key}, args...), size)...)
 	if err != nil {
 		return nil, fmt.Errorf("registry-only servers: %w", err)
 	}
-	defer rows.Close()
-	var out []FeedServer
-	for rows.Next() {
-		var s FeedServer
-		var p ProbeRow
-		var tools sql.NullInt64
-		var decision, reason string
-		if err := rows.Scan(&s.EndpointNorm, &s.Endpoint, &s.Transport, &s.Name, &s.Version, &s.FirstSeen, &s.LastSeen,
-			&s.UpdatedAt, &p.ProbedAt, &p.Outcome, &p.Transport, &p.Protocol, &p.ServerName, &p.ServerVersion, &tools,
-			&p.Result, &decision, &reason, &s.Category, &s.CategorySource); err != nil {
-			return nil, fmt.Errorf("registry-only servers: %w", err)
-		}
-		s.kind = kindEndpoint
-		s.Templated = strings.Contains(s.Endpoint, "{")
-		s.Findings = []string{}
-		if p.Outcome != "" {
-			p.RemoteNorm, p.URL = s.EndpointNorm, s.Endpoint
-			if tools.Valid {
-				n := int(tools.Int64)
-				p.ToolCount = &n
-			}
-			p.Partial = partialResult(p.Result)
-			p.Result = ""
-			s.Probe = &p
-		}
-		if decision != "" {
-			s.Decision = &ProbeDecision{RemoteNorm: s.EndpointNorm, URL: s.Endpoint, Decision: decision, Reason: reason}
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanRegistryRecords(rows)
+	if err != nil {
 		return nil, fmt.Errorf("registry-only servers: %w", err)
 	}
 	if q.Since == "" {

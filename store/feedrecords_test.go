@@ -159,6 +159,48 @@ func testFeedSources(t *testing.T, dsn string) {
 		t.Error("source cards: no error")
 	}
 
+	// The Registry-shaped feed with source all: the cards' entries, then
+	// the Registry entries declaring endpoints no card declares, with those
+	// endpoints only; walked one entry a page, across the two parts.
+	var walked []string
+	q := store.EntryQuery{Limit: 1, FeedFilter: store.FeedFilter{Source: "all"}}
+	for range 10 {
+		page, more, err := db.FeedEntries(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page {
+			w := e.CardKey
+			if e.Registry != nil {
+				w = e.Registry.Name + "@" + e.Registry.Version
+			}
+			for _, r := range e.Records {
+				w += " " + r.Cursor().Key
+			}
+			walked = append(walked, w)
+			q.After = e.Cursor()
+		}
+		if !more {
+			break
+		}
+	}
+	want := []string{"https://a.example/card https://mcp.a.example/one https://mcp.a.example/two",
+		"https://b.example/card https://mcp.b.example/one https://mcp.b.example/two",
+		"example.b/srv@1.0.0 https://mcp.b.example/three", "example.c/only@2.0.0 https://only.c.example/mcp"}
+	if diff := cmp.Diff(want, walked); diff != "" {
+		t.Errorf("entries with source all, a page each (-want +got):\n%s", diff)
+	}
+	var streamed []string
+	if err := db.EachFeedEntry(ctx, store.FeedFilter{Source: "all", Outcome: "ok"}, func(e *store.FeedEntry) error {
+		streamed = append(streamed, e.Cursor())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"https://b.example/card", "\x00registry\x00" + reg + "\x00example.c/only"}, streamed); diff != "" {
+		t.Errorf("entries with source all, probed ok (-want +got):\n%s", diff)
+	}
+
 	// The Registry entry stops declaring a card's endpoint: that record's
 	// meaning changed (it is no longer in the Registry), so it is in the
 	// delta feed after the change, and the others are not.
@@ -196,8 +238,8 @@ func testFeedSources(t *testing.T, dsn string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []tomb{{"https://only.c.example/mcp", store.RemovedRegistryDeleted, store.FormatTime(clock)}}
-	if diff := cmp.Diff(want, got); diff != "" {
+	wantTombs := []tomb{{"https://only.c.example/mcp", store.RemovedRegistryDeleted, store.FormatTime(clock)}}
+	if diff := cmp.Diff(wantTombs, got); diff != "" {
 		t.Errorf("delta after the Registry deleted an entry (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]rec{aOne, aTwo, bOne, bThree, bTwo}, read(store.FeedQuery{FeedFilter: store.FeedFilter{Source: "all"}})); diff != "" {

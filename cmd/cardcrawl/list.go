@@ -182,7 +182,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		opts.Since = store.FormatTime(t)
 	}
 	if opts.Filter.Source == store.FeedSourceAll && !f.AllSources {
-		return usagef("--source all needs a format with one record per server (jsonl, csv), not %s", format)
+		return usagef("--source all needs a format that can carry the servers only the Registry declares (jsonl, csv, json), not %s", format)
 	}
 	if err := checkPublisherDomain(publisher); err != nil {
 		return err

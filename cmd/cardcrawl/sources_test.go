@@ -75,8 +75,31 @@ func TestExportSources(t *testing.T) {
 		t.Errorf("forge record: reconcile %+v namespace %+v registry %+v history %+v", r.Reconcile, r.Namespace,
 			r.Registry, r.ProbeHistory)
 	}
+	// The Registry shape with source all: the cards' entries, then the
+	// Registry's own entry for the server no card declares.
+	code, stdout, stderr := run(t, "", "export", "--db", db, "--format", "json", "--source", "all")
+	if code != exitOK {
+		t.Fatalf("export json --source all: exit %d: %s", code, stderr)
+	}
+	var list struct {
+		Servers []feed.RegistryEntry
+	}
+	if err := json.Unmarshal([]byte(stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	last := list.Servers[len(list.Servers)-1]
+	if d := last.Meta.Discovery; last.Server.Name != "example.oldstyle/weather" || !slices.Equal(d.Sources, []string{"registry"}) ||
+		len(d.Endpoints) != 1 || d.Endpoints[0].Endpoint != "https://weather.oldstyle.example/mcp" || len(last.Server.Remotes) == 0 {
+		t.Errorf("last entry of export json --source all: %+v", last)
+	}
+	for _, e := range list.Servers[:len(list.Servers)-1] {
+		if e.Meta.Discovery.CardKey == "" || e.Meta.Discovery.Sources != nil {
+			t.Errorf("a card's entry: %+v", e.Meta.Discovery)
+		}
+	}
+
 	for _, args := range [][]string{
-		{"export", "--db", db, "--format", "json", "--source", "all"},
+		{"export", "--db", db, "--format", "ai-catalog", "--source", "all"},
 		{"export", "--db", db, "--source", "cards"},
 		{"servers", "--db", db, "--source", "both"},
 		{"serve", "--db", db, "--source", "x"},
@@ -88,7 +111,7 @@ func TestExportSources(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want one line about %s and exit %d", args, code, stderr, flag, exitUsage)
 		}
 	}
-	code, stdout, _ := run(t, "", "servers", "--db", db, "--source", "all")
+	code, stdout, _ = run(t, "", "servers", "--db", db, "--source", "all")
 	if code != exitOK || !strings.Contains(stdout, "SOURCES") || !strings.Contains(stdout, "weather.oldstyle.example") {
 		t.Errorf("servers --source all: exit %d\n%s", code, stdout)
 	}

@@ -45,8 +45,8 @@ type ServerOptions struct {
 	// person-facing pages of internal/site) instead of the one-table page.
 	Site http.Handler
 	// Source is the source a request without a source parameter selects
-	// (store.FeedSources; default card). A format with one entry per card
-	// (and /v0.1/servers) serves card entries when it is all.
+	// (store.FeedSources; default card). The AI Catalog, which lists cards
+	// only, serves the cards' entries when it is all.
 	Source string
 }
 
@@ -191,17 +191,19 @@ const (
 )
 
 // list serves GET /v0.1/servers with the Registry's parameters: limit,
-// cursor (opaque; here the last card key served, so a page boundary stays
-// put while servers are added before or after it), search (a substring of
+// cursor (opaque; here the last entry served: its card key, or for a
+// Registry entry with source all, its registry and name; so a page boundary
+// stays put while servers are added before or after it), search (a substring of
 // the name, any case), updated_since (RFC 3339; entries changed after it,
 // those now gone included, as the Registry includes deleted servers) and
 // version (only "latest", which every entry here is); and cardcrawl's
-// own grade, outcome, source (card or registry: entries are cards) and
-// category (ParseFilter), which keep the entries with a record that matches, and of
+// own grade, outcome, source (all: the cards' entries, then those of the
+// Registry entries declaring servers no card declares) and category
+// (ParseFilter), which keep the entries with a record that matches, and of
 // each only those records.
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	filter, err := s.parseFilter(q, false)
+	filter, err := s.parseFilter(q, true)
 	if err != nil {
 		problem(w, http.StatusBadRequest, err.Error())
 		return
@@ -246,7 +248,7 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if more && len(entries) > 0 {
-		out.Metadata.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(entries[len(entries)-1].CardKey))
+		out.Metadata.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(entries[len(entries)-1].Cursor()))
 	}
 	out.Metadata.Count = len(out.Servers)
 	writeJSONResponse(w, http.StatusOK, out)

@@ -47,9 +47,8 @@ type Format struct {
 	Help string
 	// Delta: the format can carry the delta feed (WriteOptions.Since).
 	Delta bool
-	// AllSources: the format has one record per server, so it can carry
-	// the servers only the Registry declares (source all); the
-	// Registry-shaped formats have one entry per describing card.
+	// AllSources: the format can carry the servers only the Registry
+	// declares (source all); the AI Catalog lists cards only.
 	AllSources bool
 	write      func(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error
 }
@@ -59,8 +58,8 @@ var Formats = []Format{
 	{Name: "jsonl", ContentType: "application/jsonl", Path: "/feed.jsonl", Delta: true, AllSources: true,
 		Help:  "one JSON record per server (endpoint, or card without remote); with --since, changes and tombstones",
 		write: writeJSONL},
-	{Name: "json", ContentType: "application/json", Path: "/feed.json",
-		Help: "the Registry v0.1 list shape, one server.json entry per describing card", write: writeRegistryJSON},
+	{Name: "json", ContentType: "application/json", Path: "/feed.json", AllSources: true,
+		Help: "the Registry v0.1 list shape, one server.json entry per describing card (and with --source all, per Registry entry of servers no card declares)", write: writeRegistryJSON},
 	{Name: "csv", ContentType: "text/csv; charset=utf-8", Path: "/feed.csv", AllSources: true,
 		Help: "one row per server, formula cells neutralised", write: writeCSV},
 	{Name: "ai-catalog", ContentType: "application/ai-catalog+json", Path: "/.well-known/ai-catalog.json",
@@ -91,7 +90,7 @@ var ErrNoDelta = errors.New("this format has no delta form")
 
 // ErrCardsOnly: the format lists cards, so it cannot carry the servers only
 // the Registry declares.
-var ErrCardsOnly = errors.New("this format has one entry per card: source all is for jsonl and csv")
+var ErrCardsOnly = errors.New("this format lists cards only: source all is for jsonl, csv and json")
 
 // Write streams the feed from src to w in this format.
 func (f Format) Write(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
