@@ -125,6 +125,28 @@ func scanRegistryRecords(rows *sql.Rows) ([]FeedServer, error) {
 	return out, err
 }
 
+// registryEntryConds adds the conditions on a Registry entry e (and its
+// category rc) that the feed's reads share: changed since, a substring of
+// the name, the category.
+func registryEntryConds(conds []string, args []any, f FeedFilter, since, search string) ([]string, []any) {
+	if since != "" {
+		conds = append(conds, "e.changed_at > ?")
+		args = append(args, since)
+	}
+	if search != "" {
+		conds = append(conds, `lower(e.name) LIKE lower(?) ESCAPE '\'`)
+		args = append(args, "%"+likeEscape(search)+"%")
+	}
+	switch {
+	case f.NoCategory:
+		conds = append(conds, "COALESCE(rc.category, '') = ''")
+	case f.Category != "":
+		conds = append(conds, "rc.category = ?")
+		args = append(args, f.Category)
+	}
+	return conds, args
+}
+
 // registryOnlyPage reads up to size endpoints after a cursor that a latest,
 // active Registry entry declares and no listed card does, in key order,
 // filtered as the feed's records are.
@@ -133,23 +155,7 @@ func registryOnlyPage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCu
 		// Every endpoint sorts before the cards; none of these has a grade.
 		return nil, nil
 	}
-	conds := []string{"1 = 1"}
-	var args []any
-	if q.Since != "" {
-		conds = append(conds, "e.changed_at > ?")
-		args = append(args, q.Since)
-	}
-	if q.Search != "" {
-		conds = append(conds, `lower(e.name) LIKE lower(?) ESCAPE '\'`)
-		args = append(args, "%"+likeEscape(q.Search)+"%")
-	}
-	switch {
-	case q.NoCategory:
-		conds = append(conds, "COALESCE(rc.category, '') = ''")
-	case q.Category != "":
-		conds = append(conds, "rc.category = ?")
-		args = append(args, q.Category)
-	}
+	conds, args := registryEntryConds([]string{"1 = 1"}, nil, q.FeedFilter, q.Since, q.Search)
 	switch {
 	case q.NotProbed:
 		conds = append(conds, "p.id IS NULL")

@@ -59,25 +59,10 @@ func registryEntriesPage(ctx context.Context, tx *sql.Tx, q registryEntryQuery, 
 	conds := []string{"e.is_latest = 1", "e.status = 'active'", "(e.source, e.name) > (?, ?)",
 		`EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.source = e.source AND rr.name = e.name AND rr.version = e.version
 		 AND NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0 AND f.key = rr.url_norm AND f.removed_at IS NULL))`}
-	args := []any{after.registry, after.subject}
-	if q.Since != "" {
-		conds = append(conds, "e.changed_at > ?")
-		args = append(args, q.Since)
-	}
-	if q.Search != "" {
-		conds = append(conds, `lower(e.name) LIKE lower(?) ESCAPE '\'`)
-		args = append(args, "%"+likeEscape(q.Search)+"%")
-	}
+	conds, args := registryEntryConds(conds, []any{after.registry, after.subject}, q.FeedFilter, q.Since, q.Search)
 	if q.Name != "" {
 		conds = append(conds, "e.name = ?")
 		args = append(args, q.Name)
-	}
-	switch {
-	case q.NoCategory:
-		conds = append(conds, "COALESCE(rc.category, '') = ''")
-	case q.Category != "":
-		conds = append(conds, "rc.category = ?")
-		args = append(args, q.Category)
 	}
 	entries, err := collect(ctx, tx, func(rows *sql.Rows) (FeedEntryRegistry, error) {
 		var e FeedEntryRegistry

@@ -2,10 +2,8 @@ package feed
 
 import (
 	"encoding/json"
-	"slices"
 
 	"github.com/cardcrawl/cardcrawl/registry/wire"
-	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -120,14 +118,7 @@ func NewRegistryEntry(e *store.FeedEntry, api bool) (entry RegistryEntry, ok boo
 func newRegistryOnlyEntry(e *store.FeedEntry, api bool) RegistryEntry {
 	var srv wire.Server
 	_ = json.Unmarshal([]byte(e.Registry.ServerJSON), &srv) // stored as the Registry served it
-	if !servercard.IsWebURL(srv.WebsiteURL) {
-		srv.WebsiteURL = ""
-	}
-	if srv.Repository != nil && !servercard.IsWebURL(srv.Repository.URL) {
-		srv.Repository = nil
-	}
-	srv.Icons = slices.DeleteFunc(srv.Icons, func(ic wire.Icon) bool { return !servercard.IsHTTPSURL(ic.Src) })
-	srv.Remotes = slices.DeleteFunc(srv.Remotes, func(rm wire.Remote) bool { return !servercard.IsWebRemoteURL(rm.URL) })
+	dropUnsafeLinks(&srv.WebsiteURL, &srv.Repository, &srv.Icons, &srv.Remotes)
 	d := Discovery{Endpoints: make([]FoundEndpoint, 0, len(e.Records)), Findings: []string{},
 		Sources: []string{SourceRegistry}, Registry: e.Registry.Source}
 	for i := range e.Records {
