@@ -131,6 +131,7 @@ func (db *DB) afterRegistryRemotes(ctx context.Context, tx *sql.Tx, old []Declar
 // part of their meaning, so the delta feed and ETags see it change.
 func (db *DB) feedAfterRegistryRemotes(ctx context.Context, tx *sql.Tx, norms []string) error {
 	var seq int64
+	now := db.Now()
 	for len(norms) > 0 {
 		chunk := norms[:min(len(norms), feedReadPage)]
 		norms = norms[len(chunk):]
@@ -138,21 +139,7 @@ func (db *DB) feedAfterRegistryRemotes(ctx context.Context, tx *sql.Tx, norms []
 		for i, n := range chunk {
 			args[i] = n
 		}
-		in := `kind = 0 AND removed_at IS NULL AND key IN (` + placeholders(len(chunk)) + `)`
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM feed_servers WHERE `+in, args...).Scan(&n); err != nil {
-			return err
-		}
-		if n == 0 {
-			continue
-		}
-		if seq == 0 {
-			if err := tx.QueryRowContext(ctx, `UPDATE feed_state SET seq = seq + 1 WHERE id = 1 RETURNING seq`).Scan(&seq); err != nil {
-				return fmt.Errorf("feed change counter: %w", err)
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE feed_servers SET updated_at = ?, seq = ? WHERE `+in,
-			append([]any{db.Now(), seq}, args...)...); err != nil {
+		if err := touchFeedRecords(ctx, tx, now, &seq, `kind = 0 AND key IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
 			return err
 		}
 	}

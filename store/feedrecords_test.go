@@ -245,4 +245,44 @@ func testFeedSources(t *testing.T, dsn string) {
 	if diff := cmp.Diff([]rec{aOne, aTwo, bOne, bThree, bTwo}, read(store.FeedQuery{FeedFilter: store.FeedFilter{Source: "all"}})); diff != "" {
 		t.Errorf("feed after the deletion (-want +got):\n%s", diff)
 	}
+
+	// The reconciliation and the namespace check are part of a record: a
+	// recomputation that finds the same leaves updatedAt, a change moves it
+	// on the records it concerns.
+	ns := store.NamespaceRow{Namespace: "com.example", Kind: "domain", Domain: "example.com", Method: "http",
+		Result: `{"http":"key ed25519"}`, CheckedAt: "2026-10-03T00:00:00Z"}
+	pair := store.ReconcileRow{Kind: "pair", CardKey: "https://b.example/card", CardName: "com.example/x", Source: reg,
+		Name: "example.b/srv", Version: "1.0.0", Basis: "remote_url", Detail: "https://mcp.b.example/one", Diffs: `[{"field":"name"}]`}
+	step := func(what string, change func(), want ...rec) {
+		t.Helper()
+		since := store.FormatTime(clock)
+		clock = clock.Add(time.Hour)
+		change()
+		if diff := cmp.Diff(want, read(store.FeedQuery{Since: since})); diff != "" {
+			t.Errorf("delta after %s (-want +got):\n%s", what, diff)
+		}
+	}
+	step("the same checks again", func() {
+		ns.CheckedAt = "2026-10-09T00:00:00Z"
+		if err := db.SaveNamespaces(ctx, []store.NamespaceRow{ns}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.ReplaceReconcile(ctx, []store.ReconcileRow{pair}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	aOne.Namespace, aTwo.Namespace, bOne.Namespace, bTwo.Namespace = "dns", "dns", "dns", "dns"
+	step("a namespace verified another way", func() {
+		ns.Method = "dns"
+		if err := db.SaveNamespaces(ctx, []store.NamespaceRow{ns}); err != nil {
+			t.Fatal(err)
+		}
+	}, aOne, aTwo, bOne, bTwo)
+	bOne.Reconcile, bTwo.Reconcile = `remote_url []`, `remote_url []`
+	step("a pairing that no longer differs", func() {
+		pair.Diffs = `[]`
+		if err := db.ReplaceReconcile(ctx, []store.ReconcileRow{pair}); err != nil {
+			t.Fatal(err)
+		}
+	}, bOne, bTwo)
 }

@@ -18,3 +18,6 @@ CREATE INDEX registry_gone_removed ON registry_gone (removed_at, url_norm);
 -- Each feed record carries its card's reconciliation: a page of records
 -- reads the pairs of its cards by card key.
 CREATE INDEX reconcile_results_card ON reconcile_results (card_key, kind);
+-- A new reconciliation is compared with the stored one card by card, to
+-- move the updatedAt of the records whose pairing changed.
+CREATE INDEX reconcile_staging_card ON reconcile_staging (token, card_key);
