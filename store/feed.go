@@ -76,13 +76,16 @@ func newFeedTx(tx *txw, now string) *feedTx {
 	return &feedTx{tx: tx, now: now, parts: map[string]cardParts{}, cards: map[string]bool{}}
 }
 
+// bumpFeedSeq takes the next change number.
+const bumpFeedSeq = `UPDATE feed_state SET seq = seq + 1 WHERE id = 1 RETURNING seq`
+
 // bump returns this transaction's change number, taking the next one from
 // feed_state the first time.
 func (f *feedTx) bump() (int64, error) {
 	if f.seq != 0 {
 		return f.seq, nil
 	}
-	if err := f.tx.queryRow(`UPDATE feed_state SET seq = seq + 1 WHERE id = 1 RETURNING seq`).Scan(&f.seq); err != nil {
+	if err := f.tx.queryRow(bumpFeedSeq).Scan(&f.seq); err != nil {
 		return 0, fmt.Errorf("feed change counter: %w", err)
 	}
 	return f.seq, nil

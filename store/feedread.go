@@ -51,6 +51,17 @@ type FeedServer struct {
 	// description, tools); read from server_categories by join.
 	Category, CategorySource string
 
+	// What else is known about the same server, read by key for each page
+	// (feedrecords.go): the Registry entry declaring the endpoint (nil when
+	// none; a record with no CardKey is one only the Registry declares),
+	// the reconciliation of its card (nil when not paired), the check of
+	// its name's namespace (nil when never checked), and its probes counted
+	// by outcome.
+	Registry     *FeedRegistry
+	Reconcile    *FeedReconcile
+	Namespace    *NamespaceRow
+	ProbeHistory []ProbeCount
+
 	// Remote is the describing card's remote object for this endpoint as
 	// JSON ("" when the card has none with its URL), and Icons the card's
 	// icons as JSON ("" when none): what the Registry shape takes from the
@@ -59,6 +70,9 @@ type FeedServer struct {
 
 	kind       int
 	entryFirst string
+	// registrySource is the registry of the entry a Registry-only record
+	// was read for.
+	registrySource string
 }
 
 // Removed reports whether the record is a tombstone.
@@ -92,6 +106,11 @@ type FeedFilter struct {
 	// (failure.Outcome); with NotProbed, those never probed instead.
 	Outcome   string
 	NotProbed bool
+	// Source selects by where a server was found (FeedSources): card, the
+	// default, keeps the servers a listed card declares; registry the
+	// endpoints a latest, active Registry entry declares; all both. Unlike
+	// the other fields, all widens the selection.
+	Source string
 }
 
 // conds is the filter as SQL conditions over feed_servers f and
@@ -109,6 +128,9 @@ func (q FeedFilter) conds() ([]string, []any) {
 	if q.Grade != "" {
 		conds = append(conds, "f.grade = ?")
 		args = append(args, q.Grade)
+	}
+	if q.Source == FeedSourceRegistry {
+		conds = append(conds, "f.kind = 0 AND EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.url_norm = f.key)")
 	}
 	switch {
 	case q.NotProbed:
@@ -276,8 +298,11 @@ func (r *readTx) QueryContext(ctx context.Context, query string, args ...any) (*
 // at a time in one read transaction: memory holds one page, however many
 // servers there are. fn must not use the database.
 func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServer) error) error {
-	return db.readFeed(ctx, func(sqlTx *sql.Tx) error {
-		tx := db.reader(sqlTx)
+	if !validSource(q.Source) {
+		return fmt.Errorf("read the feed: %w: source %q", ErrBadFilter, q.Source)
+	}
+	return db.readFeed(ctx, func(tx *sql.Tx) error {
+		rtx := db.reader(tx)
 		n := 0
 		return eachPage(feedReadPage, func(after FeedCursor) ([]FeedServer, error) {
 			size := feedReadPage
@@ -292,13 +317,23 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 			}
 			where, args := q.where()
 			args = append([]any{after.Kind, after.Key}, args...)
-			page, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
+			page, err := collect(ctx, rtx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
 				WHERE (f.kind, f.key) > (?, ?) AND `+where+` ORDER BY f.kind, f.key LIMIT ?`, append(args, size)...)
 			if err != nil {
 				return nil, fmt.Errorf("read the feed: %w", err)
 			}
+			if q.withRegistryOnly() {
+				more, err := registryOnlyPage(ctx, tx, q, after, size)
+				if err != nil {
+					return nil, err
+				}
+				page = mergePages(page, more, size)
+			}
 			n += len(page)
-			return page, attachListings(ctx, tx, page)
+			if err := attachListings(ctx, rtx, page); err != nil {
+				return nil, err
+			}
+			return page, attachServerFacts(ctx, tx, page)
 		}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(s FeedServer) error {
 			return fn(&s)
 		})
@@ -385,6 +420,10 @@ func inList(keys []any) (string, []any) {
 type FeedEntry struct {
 	CardKey string
 	Records []FeedServer
+	// Registry is set, and CardKey empty, on an entry of servers only the
+	// Registry declares (source all): the latest, active entry declaring
+	// them, and Records those of its endpoints no listed card declares.
+	Registry *FeedEntryRegistry
 
 	cards *cardReader // while EachFeedEntry's fn runs
 }
@@ -458,10 +497,14 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*Fee
 			cur = &FeedEntry{CardKey: s.CardKey, Records: []FeedServer{s}, cards: cards}
 			return nil
 		})
-		if err != nil || cur == nil {
+		if err == nil && cur != nil {
+			err = fn(cur)
+		}
+		if err != nil || filter.Source != FeedSourceAll {
 			return err
 		}
-		return fn(cur)
+		return eachRegistryEntry(ctx, sqlTx, registryEntryQuery{FeedFilter: filter}, subjectKey{}, feedReadPage,
+			func(e FeedEntry) (bool, error) { return true, fn(&e) })
 	})
 }
 
@@ -554,25 +597,56 @@ type EntryQuery struct {
 
 // FeedEntries returns up to q.Limit entries and whether more follow.
 func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntry, more bool, err error) {
-	err = db.readFeed(ctx, func(sqlTx *sql.Tx) error {
-		tx := db.reader(sqlTx)
-		conds, args := liveOrSince([]string{"f.card_key > ?", "f.name <> ''"}, []any{q.After}, q.Since, q.Search)
-		if q.Name != "" {
-			conds = append(conds, "f.name = ?")
-			args = append(args, q.Name)
+	if !validSource(q.Source) {
+		return nil, false, fmt.Errorf("read the feed: %w: source %q", ErrBadFilter, q.Source)
+	}
+	after, inRegistry := registryCursor(q.After)
+	if inRegistry && q.Source != FeedSourceAll {
+		return nil, false, fmt.Errorf("read the feed: %w: a cursor of the Registry's entries needs source all", ErrBadFilter)
+	}
+	err = db.readFeed(ctx, func(tx *sql.Tx) error {
+		if !inRegistry {
+			var err error
+			if entries, more, err = feedCardEntries(ctx, db.reader(tx), q); err != nil || more || q.Source != FeedSourceAll {
+				return err
+			}
 		}
-		where, args := q.FeedFilter.and(strings.Join(conds, " AND "), args)
-		keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM `+feedFrom+` WHERE `+
-			where+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
-		if err != nil {
-			return fmt.Errorf("read the feed: %w", err)
-		}
-		if len(keys) > q.Limit {
-			keys, more = keys[:q.Limit], true
-		}
-		entries, err = readEntries(ctx, tx, keys, q.Since != "", q.FeedFilter)
-		return err
+		// Then the Registry's entries, one more than fits to tell whether
+		// more follow.
+		need := max(q.Limit-len(entries), 0)
+		rq := registryEntryQuery{FeedFilter: q.FeedFilter, Search: q.Search, Since: q.Since, Name: q.Name}
+		return eachRegistryEntry(ctx, tx, rq, after, need+1, func(e FeedEntry) (bool, error) {
+			if need == 0 {
+				more = true
+				return false, nil
+			}
+			entries = append(entries, e)
+			need--
+			return true, nil
+		})
 	})
+	return entries, more, err
+}
+
+// feedCardEntries reads a page of the cards' entries, and whether more
+// follow.
+func feedCardEntries(ctx context.Context, tx *readTx, q EntryQuery) ([]FeedEntry, bool, error) {
+	conds, args := liveOrSince([]string{"f.card_key > ?", "f.name <> ''"}, []any{q.After}, q.Since, q.Search)
+	if q.Name != "" {
+		conds = append(conds, "f.name = ?")
+		args = append(args, q.Name)
+	}
+	where, args := q.FeedFilter.and(strings.Join(conds, " AND "), args)
+	keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM `+feedFrom+` WHERE `+
+		where+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("read the feed: %w", err)
+	}
+	more := len(keys) > q.Limit
+	if more {
+		keys = keys[:q.Limit]
+	}
+	entries, err := readEntries(ctx, tx, keys, q.Since != "", q.FeedFilter)
 	return entries, more, err
 }
 
@@ -665,6 +739,23 @@ func (db *DB) FeedVersion(ctx context.Context) (string, error) {
 // one (feed_state.live): the count of the whole feed is one row's read;
 // a search, a filter or a delta is counted by its query.
 func (db *DB) CountFeedServers(ctx context.Context, q FeedQuery) (int, error) {
+	if !validSource(q.Source) {
+		return 0, fmt.Errorf("count the feed: %w: source %q", ErrBadFilter, q.Source)
+	}
+	if q.Source == FeedSourceCard {
+		q.Source = ""
+	}
+	extra := 0
+	if q.withRegistryOnly() {
+		err := db.readFeed(ctx, func(tx *sql.Tx) error {
+			return eachPage(feedReadPage, func(after FeedCursor) ([]FeedServer, error) {
+				return registryOnlyPage(ctx, tx, q, after, feedReadPage)
+			}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(FeedServer) error { extra++; return nil })
+		})
+		if err != nil {
+			return 0, fmt.Errorf("count the feed: %w", err)
+		}
+	}
 	query, args := `SELECT live FROM feed_state WHERE id = 1`, []any(nil)
 	if q.Search != "" || q.Since != "" || q.FeedFilter != (FeedFilter{}) {
 		var where string
@@ -675,7 +766,7 @@ func (db *DB) CountFeedServers(ctx context.Context, q FeedQuery) (int, error) {
 	if err := db.queryRow(ctx, query, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count the feed: %w", err)
 	}
-	return n, nil
+	return n + extra, nil
 }
 
 // FormatTime writes t as the store's timestamp columns hold it (RFC 3339,

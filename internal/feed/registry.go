@@ -34,6 +34,11 @@ type Discovery struct {
 	Grade     string          `json:"grade"`
 	Removed   *RemovedEntry   `json:"removed,omitempty"`
 	UpdatedAt string          `json:"updatedAt,omitempty"`
+	// Sources is ["registry"] on the entry of servers only the Registry
+	// declares (source all), whose server.json is the Registry's own and
+	// Registry its registry's base URL; absent on a card's entry.
+	Sources  []string `json:"sources,omitempty"`
+	Registry string   `json:"registry,omitempty"`
 }
 
 // RemovedEntry says an entry's card no longer describes any listed
@@ -59,6 +64,9 @@ type FoundEndpoint struct {
 // server.json must have one): ok is false. With api, the entry also says
 // when it last changed, and whether it is gone.
 func NewRegistryEntry(e *store.FeedEntry, api bool) (entry RegistryEntry, ok bool) {
+	if e.Registry != nil {
+		return newRegistryOnlyEntry(e, api), true
+	}
 	first := NewRecord(&e.Records[0])
 	if first.Name == "" {
 		// A nameless card stays in the JSONL/CSV feed with its grade, but
@@ -120,4 +128,24 @@ func cardRemote(s *store.FeedServer) (rm servercard.Remote, ok bool) {
 		return rm, false
 	}
 	return rm, true
+}
+
+// newRegistryOnlyEntry republishes the Registry's own server.json of an
+// entry whose endpoints no listed card declares, links made safe as a
+// card's are, with where its endpoints stand (probes) under MetaKey.
+func newRegistryOnlyEntry(e *store.FeedEntry, api bool) RegistryEntry {
+	var srv wire.Server
+	_ = json.Unmarshal([]byte(e.Registry.ServerJSON), &srv) // stored as the Registry served it
+	dropUnsafeLinks(&srv.WebsiteURL, &srv.Repository, &srv.Icons, &srv.Remotes)
+	d := Discovery{Endpoints: make([]FoundEndpoint, 0, len(e.Records)), Findings: []string{},
+		Sources: []string{SourceRegistry}, Registry: e.Registry.Source}
+	for i := range e.Records {
+		r := NewRecord(&e.Records[i])
+		d.Endpoints = append(d.Endpoints, FoundEndpoint{Endpoint: r.Endpoint, ListedBy: r.ListedBy, FirstSeen: r.FirstSeen,
+			LastSeen: r.LastSeen, Probe: r.Probe})
+	}
+	if api {
+		d.UpdatedAt = e.Registry.ChangedAt
+	}
+	return RegistryEntry{Server: srv, Meta: EntryMeta{Discovery: d}}
 }
