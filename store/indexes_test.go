@@ -52,6 +52,11 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{`SELECT ` + feedColumns + ` FROM ` + feedFrom + ` WHERE (f.kind, f.key) > (?, ?) AND f.removed_at IS NULL
 			ORDER BY f.kind, f.key LIMIT ?`, []any{0, "", 10},
 			"SEARCH sc USING INDEX sqlite_autoindex_server_categories_1 (kind=? AND registry=? AND subject=?)"},
+		// and the listing chains of a page from the indexes alone, in order.
+		{fmt.Sprintf(listingsByRemote, "?, ?"), []any{"a", "b"},
+			"SEARCH listings USING COVERING INDEX listings_remote (remote_norm=? AND active=?)"},
+		{fmt.Sprintf(listingsByCard, "?, ?"), []any{"a", "b"},
+			"SEARCH listings USING COVERING INDEX listings_card (card_key=? AND active=?)"},
 		// Each feed page reads its records' facts by key (feedrecords.go).
 		{fmt.Sprintf(registryFactsQuery, "?, ?"), []any{"a", "b"}, "SEARCH rr USING COVERING INDEX registry_remotes_norm (url_norm=?)"},
 		{fmt.Sprintf(probeHistoryQuery, "?, ?"), []any{"a", "b"}, "SEARCH probes USING INDEX probes_remote (remote_norm=?)"},

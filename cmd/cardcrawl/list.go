@@ -159,6 +159,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&since, "since", "", "only what changed after this RFC 3339 `time`, tombstones included (jsonl)")
 	var ff filterFlags
 	ff.register(fs)
+	var pf profileFlags
+	pf.register(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -192,6 +194,12 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	streamingGC(exportMemoryLimit)
+	stopProfile, err := pf.start()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	opts.Catalog = feed.CatalogOptions{PublisherDomain: publisher}
 	skipped := 0
 	opts.Skipped = &skipped
@@ -228,6 +236,10 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	return nil
 }
+
+// exportMemoryLimit bounds the Go heap of an export (see streamingGC): the
+// process stays under 60 MB with SQLite's own memory.
+const exportMemoryLimit = 32 << 20
 
 const publisherDomainHelp = "your own `domain`, named as the AI Catalog's host; identifiers for cards whose publisher gave none are minted under it (urn:air:DOMAIN:mcp-server-card:HASH)"
 

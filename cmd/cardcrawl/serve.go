@@ -36,6 +36,11 @@ const (
 	serveReadConns         = 8 // database connections reading at once
 )
 
+// serveMemoryLimit bounds the Go heap of serve (see streamingGC): many
+// requests each hold a page, and the process stays under 100 MB with
+// SQLite's own memory.
+const serveMemoryLimit = 64 << 20
+
 func runServe(ctx context.Context, e *env, args []string) error {
 	files := make([]string, 0, len(feed.Formats))
 	for _, f := range feed.Formats {
@@ -66,6 +71,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	var publisher, source string
 	fs.StringVar(&publisher, "publisher-domain", "", publisherDomainHelp)
 	fs.StringVar(&source, "source", store.FeedSourceCard, "what a request without ?source= gets: `card`, registry or all (all: /feed.jsonl and /feed.csv only; the rest serve cards)")
+	var pf profileFlags
+	pf.register(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -94,7 +101,16 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		Catalog: feed.CatalogOptions{PublisherDomain: publisher}, Logger: log, StallTimeout: serveWriteTimeout, Store: st,
 		Source: source})
 	fmt.Fprintf(e.stderr, "serving %s on http://%s/\n", st.Name(), ln.Addr())
-	return serveHTTP(ctx, ln, h, serveOptions{MaxConns: maxConns})
+	streamingGC(serveMemoryLimit)
+	stopProfile, err := pf.start()
+	if err != nil {
+		return err
+	}
+	err = serveHTTP(ctx, ln, h, serveOptions{MaxConns: maxConns})
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
+	return err
 }
 
 // serveOptions are the server's limits; zero values take the defaults

@@ -40,6 +40,9 @@ func dropUnsafeLinks(website *string, repo **servercard.Repository, icons *[]ser
 	if *repo != nil && !servercard.IsWebURL((*repo).URL) {
 		*repo = nil
 	}
-	*icons = slices.DeleteFunc(*icons, func(ic servercard.Icon) bool { return !servercard.IsHTTPSURL(ic.Src) })
-	*remotes = slices.DeleteFunc(*remotes, func(rm servercard.Remote) bool { return !servercard.IsWebRemoteURL(rm.URL) })
+	*icons = slices.DeleteFunc(*icons, unsafeIcon)
+	*remotes = slices.DeleteFunc(*remotes, unsafeRemote)
 }
+
+func unsafeIcon(ic servercard.Icon) bool     { return !servercard.IsHTTPSURL(ic.Src) }
+func unsafeRemote(rm servercard.Remote) bool { return !servercard.IsWebRemoteURL(rm.URL) }

@@ -2,8 +2,10 @@ package feed
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/cardcrawl/cardcrawl/registry/wire"
+	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -71,9 +73,8 @@ func NewRegistryEntry(e *store.FeedEntry, api bool) (entry RegistryEntry, ok boo
 		// not in the Registry shape.
 		return entry, false
 	}
-	card := decodeCard(e.CardJSON)
 	srv := wire.Server{Schema: RegistrySchema, Name: first.Name, Description: first.Description, Version: first.Version,
-		Title: first.Title, WebsiteURL: first.WebsiteURL, Repository: first.Repository, Icons: card.Icons}
+		Title: first.Title, WebsiteURL: first.WebsiteURL, Repository: first.Repository, Icons: cardIcons(&e.Records[0])}
 	found := make([]FoundEndpoint, 0, len(e.Records))
 	updated := ""
 	for i := range e.Records {
@@ -85,14 +86,8 @@ func NewRegistryEntry(e *store.FeedEntry, api bool) (entry RegistryEntry, ok boo
 		updated = max(updated, s.UpdatedAt)
 		found = append(found, FoundEndpoint{Endpoint: r.Endpoint, ListedBy: r.ListedBy, FirstSeen: r.FirstSeen,
 			LastSeen: r.LastSeen, Probe: r.Probe})
-		if r.Endpoint == "" {
-			continue
-		}
-		for _, rm := range card.Remotes {
-			if rm.URL == r.Endpoint {
-				srv.Remotes = append(srv.Remotes, rm)
-				break
-			}
+		if rm, ok := cardRemote(s); ok {
+			srv.Remotes = append(srv.Remotes, rm)
 		}
 	}
 	d := Discovery{CardURL: first.CardURL, CardKey: first.CardKey, Grade: first.Grade, Findings: first.Findings,
@@ -110,6 +105,29 @@ func NewRegistryEntry(e *store.FeedEntry, api bool) (entry RegistryEntry, ok boo
 		}
 	}
 	return RegistryEntry{Server: srv, Meta: EntryMeta{Discovery: d}}, true
+}
+
+// cardIcons are the icons of a record's describing card, as the entry
+// republishes them.
+func cardIcons(s *store.FeedServer) []servercard.Icon {
+	if s.Icons == "" {
+		return nil
+	}
+	var icons []servercard.Icon
+	_ = json.Unmarshal([]byte(s.Icons), &icons) // written by the store from the decoded card
+	return slices.DeleteFunc(icons, unsafeIcon)
+}
+
+// cardRemote is the describing card's remote for a record's endpoint, as
+// the entry republishes it; ok is false when there is none.
+func cardRemote(s *store.FeedServer) (rm servercard.Remote, ok bool) {
+	if s.Remote == "" || s.Endpoint == "" {
+		return rm, false
+	}
+	if json.Unmarshal([]byte(s.Remote), &rm) != nil || unsafeRemote(rm) {
+		return rm, false
+	}
+	return rm, true
 }
 
 // newRegistryOnlyEntry republishes the Registry's own server.json of an
