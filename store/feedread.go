@@ -333,7 +333,7 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 			if err := attachListings(ctx, rtx, page); err != nil {
 				return nil, err
 			}
-			return page, attachServerFacts(ctx, tx, page)
+			return page, attachServerFacts(ctx, rtx, page)
 		}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(s FeedServer) error {
 			return fn(&s)
 		})

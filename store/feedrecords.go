@@ -248,11 +248,24 @@ const (
 	namespaceFactsQuery = `SELECT namespace, kind, domain, method, result, checked_at FROM namespaces WHERE namespace IN (%s)`
 )
 
+// rowsQuerier runs a query that returns rows: a transaction, or a feed
+// read's prepared statements (readTx).
+type rowsQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// queryIn runs a query whose %s is an IN list of keys, padded (inList) so
+// that its text is one of a few prepared once.
+func queryIn(ctx context.Context, tx rowsQuerier, query string, keys []any) (*sql.Rows, error) {
+	in, args := inList(keys)
+	return tx.QueryContext(ctx, fmt.Sprintf(query, in), args...)
+}
+
 // attachServerFacts reads, for a page of records, the Registry entry
 // declaring each endpoint, the reconciliation of each card, the namespace
 // check of each name and each endpoint's probe history: four queries,
 // whatever the page holds.
-func attachServerFacts(ctx context.Context, tx *sql.Tx, page []FeedServer) error {
+func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer) error {
 	if len(page) == 0 {
 		return nil
 	}
@@ -275,7 +288,7 @@ func attachServerFacts(ctx context.Context, tx *sql.Tx, page []FeedServer) error
 		}
 	}
 	if len(norms) > 0 {
-		rows, err := tx.QueryContext(ctx, fmt.Sprintf(registryFactsQuery, placeholders(len(norms))), norms...)
+		rows, err := queryIn(ctx, tx, registryFactsQuery, norms)
 		if err != nil {
 			return fmt.Errorf("registry entries of the feed: %w", err)
 		}
@@ -296,7 +309,7 @@ func attachServerFacts(ctx context.Context, tx *sql.Tx, page []FeedServer) error
 		if err != nil {
 			return fmt.Errorf("registry entries of the feed: %w", err)
 		}
-		rows, err = tx.QueryContext(ctx, fmt.Sprintf(probeHistoryQuery, placeholders(len(norms))), norms...)
+		rows, err = queryIn(ctx, tx, probeHistoryQuery, norms)
 		if err != nil {
 			return fmt.Errorf("probe history: %w", err)
 		}
@@ -328,7 +341,7 @@ func attachServerFacts(ctx context.Context, tx *sql.Tx, page []FeedServer) error
 	}
 	if len(cards) > 0 {
 		pairID := map[string]int64{}
-		rows, err := tx.QueryContext(ctx, fmt.Sprintf(reconcileFactsQuery, placeholders(len(cards))), cards...)
+		rows, err := queryIn(ctx, tx, reconcileFactsQuery, cards)
 		if err != nil {
 			return fmt.Errorf("reconciliation of the feed: %w", err)
 		}
@@ -373,7 +386,7 @@ func attachServerFacts(ctx context.Context, tx *sql.Tx, page []FeedServer) error
 	if len(spaces) == 0 {
 		return nil
 	}
-	rows, err := tx.QueryContext(ctx, fmt.Sprintf(namespaceFactsQuery, placeholders(len(spaces))), spaces...)
+	rows, err := queryIn(ctx, tx, namespaceFactsQuery, spaces)
 	if err != nil {
 		return fmt.Errorf("namespaces of the feed: %w", err)
 	}
