@@ -248,11 +248,19 @@ func cmpString(a, b string) int {
 // record. A decision never changes a record's meaning, and every remote
 // gets one on every run, so this is one targeted update rather than a
 // recomputation (compute reads the same latest decision).
-func feedAfterDecision(tx *txw, now string, d ProbeDecision) error {
+func feedAfterDecision(f *feedTx, d ProbeDecision) error {
 	if d.RemoteNorm == "" {
 		return nil
 	}
-	f := newFeedTx(tx, now)
+	if f.seq != 0 {
+		// The transaction's change number is known: one statement.
+		if _, err := f.tx.exec(`UPDATE feed_servers SET decision = ?, decision_reason = ?, seq = ?
+			WHERE kind = 0 AND key = ? AND removed_at IS NULL AND (decision <> ? OR decision_reason <> ?)`,
+			d.Decision, d.Reason, f.seq, d.RemoteNorm, d.Decision, d.Reason); err != nil {
+			return fmt.Errorf("feed record %s: %w", d.RemoteNorm, err)
+		}
+		return nil
+	}
 	res, err := f.tx.exec(`UPDATE feed_servers SET decision = ?, decision_reason = ?
 		WHERE kind = 0 AND key = ? AND removed_at IS NULL AND (decision <> ? OR decision_reason <> ?)`,
 		d.Decision, d.Reason, d.RemoteNorm, d.Decision, d.Reason)
