@@ -45,30 +45,128 @@ type RegistryRemote struct {
 // removes its rows), with the hash of its server.json.
 func (db *DB) ReplaceRegistryRemotes(ctx context.Context, e RegistryEntryDoc, entrySHA string, remotes []RegistryRemote) error {
 	return db.inSQLTx(ctx, "registry remotes of "+e.Name, func(tx *sql.Tx) error {
+		old, err := collect(ctx, tx, scanDeclared, `SELECT url_norm, url, source, name, version FROM registry_remotes
+			WHERE source = ? AND name = ?`, e.Source, e.Name)
+		if err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM registry_remotes WHERE source = ? AND name = ?`, e.Source, e.Name); err != nil {
 			return err
 		}
+		var now []string
 		for _, r := range remotes {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO registry_remotes (source, name, version, url_norm, url, type,
 				entry_sha256, entry_changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 				e.Source, e.Name, e.Version, r.URLNorm, r.URL, r.Type, entrySHA, e.ChangedAt); err != nil {
 				return err
 			}
+			now = append(now, r.URLNorm)
 		}
-		return nil
+		return db.afterRegistryRemotes(ctx, tx, old, now)
 	})
+}
+
+// scanDeclared scans url_norm, url, source, name, version.
+func scanDeclared(rows *sql.Rows) (DeclaredRemote, error) {
+	var d DeclaredRemote
+	err := rows.Scan(&d.URLNorm, &d.URL, &d.Source, &d.Name, &d.Version)
+	return d, err
+}
+
+// Why an endpoint left the Registry (registry_gone.reason, a tombstone's
+// removedReason).
+const (
+	RemovedRegistryDeleted     = "registry_deleted"
+	RemovedRegistryDeprecated  = "registry_deprecated"
+	RemovedRegistryNotDeclared = "registry_not_declared"
+)
+
+// afterRegistryRemotes follows a change of registry_remotes: the endpoints
+// no entry declares any more are recorded as gone (why: the status of the
+// entry that last declared them), those declared again are not, and the
+// feed records of all of them changed.
+func (db *DB) afterRegistryRemotes(ctx context.Context, tx *sql.Tx, old []DeclaredRemote, now []string) error {
+	changed := now
+	stamp := db.Now()
+	for _, d := range old {
+		changed = append(changed, d.URLNorm)
+		var still bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM registry_remotes WHERE url_norm = ?)`,
+			d.URLNorm).Scan(&still); err != nil {
+			return err
+		}
+		if still {
+			continue
+		}
+		var status string
+		err := tx.QueryRowContext(ctx, `SELECT status FROM registry_entries WHERE source = ? AND name = ? AND is_latest = 1`,
+			d.Source, d.Name).Scan(&status)
+		if err != nil && err != sql.ErrNoRows {
+			return err
+		}
+		reason := RemovedRegistryNotDeclared
+		switch status {
+		case "deleted":
+			reason = RemovedRegistryDeleted
+		case "deprecated":
+			reason = RemovedRegistryDeprecated
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO registry_gone (url_norm, url, source, name, version, reason, removed_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url_norm) DO UPDATE SET url = excluded.url, source = excluded.source,
+			name = excluded.name, version = excluded.version, reason = excluded.reason, removed_at = excluded.removed_at`,
+			d.URLNorm, d.URL, d.Source, d.Name, d.Version, reason, stamp); err != nil {
+			return err
+		}
+	}
+	for _, n := range now {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM registry_gone WHERE url_norm = ?`, n); err != nil {
+			return err
+		}
+	}
+	return db.feedAfterRegistryRemotes(ctx, tx, changed)
+}
+
+// feedAfterRegistryRemotes moves updatedAt (and the change counter) of the
+// live card records of these endpoints: what the Registry says of them is
+// part of their meaning, so the delta feed and ETags see it change.
+func (db *DB) feedAfterRegistryRemotes(ctx context.Context, tx *sql.Tx, norms []string) error {
+	var seq int64
+	now := db.Now()
+	for len(norms) > 0 {
+		chunk := norms[:min(len(norms), feedReadPage)]
+		norms = norms[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, n := range chunk {
+			args[i] = n
+		}
+		if err := touchFeedRecords(ctx, tx, now, &seq, `kind = 0 AND key IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // PruneRegistryRemotes removes the remotes of entries that are no longer
 // the latest, active version.
-func (db *DB) PruneRegistryRemotes(ctx context.Context) (int64, error) {
-	res, err := db.sql.ExecContext(ctx, `DELETE FROM registry_remotes WHERE NOT EXISTS (SELECT 1 FROM registry_entries e
+func (db *DB) PruneRegistryRemotes(ctx context.Context) (n int64, err error) {
+	const stale = `FROM registry_remotes WHERE NOT EXISTS (SELECT 1 FROM registry_entries e
 		WHERE e.source = registry_remotes.source AND e.name = registry_remotes.name AND e.version = registry_remotes.version
-		AND e.is_latest = 1 AND e.status = 'active')`)
-	if err != nil {
-		return 0, fmt.Errorf("prune registry remotes: %w", err)
-	}
-	return res.RowsAffected()
+		AND e.is_latest = 1 AND e.status = 'active')`
+	err = db.inSQLTx(ctx, "prune registry remotes", func(tx *sql.Tx) error {
+		old, err := collect(ctx, tx, scanDeclared, `SELECT url_norm, url, source, name, version `+stale)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE `+stale)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		return db.afterRegistryRemotes(ctx, tx, old, nil)
+	})
+	return n, err
 }
 
 // DeclaredRemote is one endpoint a latest, active Registry entry declares.

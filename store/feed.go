@@ -56,6 +56,7 @@ type feedMeaning struct {
 	probeServerVersion                                           string
 	probeTools                                                   sql.NullInt64
 	probePartial                                                 bool
+	remote, icons                                                string
 }
 
 // feedTx keeps the read model in step within one write transaction.
@@ -63,17 +64,20 @@ type feedTx struct {
 	tx  *txw
 	now string
 	seq int64 // this transaction's change number; 0 until something changed
-	// repos caches the repository object of cards read in this
+	// parts caches what records take from the cards read in this
 	// transaction: a card with thousands of remotes is decoded once.
-	repos map[string]string
+	parts map[string]cardParts
 	// cards are the describing cards of records written in this
 	// transaction, before and after: their entries' order is redone.
 	cards map[string]bool
 }
 
 func newFeedTx(tx *txw, now string) *feedTx {
-	return &feedTx{tx: tx, now: now, repos: map[string]string{}, cards: map[string]bool{}}
+	return &feedTx{tx: tx, now: now, parts: map[string]cardParts{}, cards: map[string]bool{}}
 }
+
+// bumpFeedSeq takes the next change number.
+const bumpFeedSeq = `UPDATE feed_state SET seq = seq + 1 WHERE id = 1 RETURNING seq`
 
 // bump returns this transaction's change number, taking the next one from
 // feed_state the first time.
@@ -81,7 +85,7 @@ func (f *feedTx) bump() (int64, error) {
 	if f.seq != 0 {
 		return f.seq, nil
 	}
-	if err := f.tx.queryRow(`UPDATE feed_state SET seq = seq + 1 WHERE id = 1 RETURNING seq`).Scan(&f.seq); err != nil {
+	if err := f.tx.queryRow(bumpFeedSeq).Scan(&f.seq); err != nil {
 		return 0, fmt.Errorf("feed change counter: %w", err)
 	}
 	return f.seq, nil
@@ -184,7 +188,7 @@ func feedAfterDomain(tx *txw, now string, r DomainResult, beforeList, afterList 
 	}
 	f := newFeedTx(tx, now)
 	for _, c := range r.Cards {
-		f.repos[c.Key+"\x00"+c.SHA256] = repositoryJSON(string(c.JSON))
+		f.parts[c.Key+"\x00"+c.SHA256] = decodeCardParts(string(c.JSON))
 	}
 	keys := make([]feedKey, 0, len(touched))
 	for k := range touched {
@@ -324,7 +328,7 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 			entry_first = '' WHERE kind = ? AND key = ?`, f.now, reason, f.now, seq, k.kind, k.key); err != nil {
 			return fmt.Errorf("remove feed record %s: %w", k.key, err)
 		}
-		return nil
+		return f.countLive(-1)
 	case exists && oldLive && old == now && !listingChanged:
 		return nil
 	}
@@ -339,8 +343,9 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 	_, err = f.tx.exec(`INSERT INTO feed_servers (kind, key, endpoint, transport, templated, card_key, card_url,
 		card_inline, card_sha256, name, title, version, description, website_url, repository, grade, findings, first_seen,
 		last_seen, probe_outcome, probed_at, probe_transport, probe_protocol, probe_server_name, probe_server_version,
-		probe_tool_count, probe_partial, decision, decision_reason, updated_at, removed_at, removed_reason, seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, '', ?)
+		probe_tool_count, probe_partial, decision, decision_reason, updated_at, removed_at, removed_reason, seq, remote,
+		icons)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, '', ?, ?, ?)
 		ON CONFLICT (kind, key) DO UPDATE SET endpoint = excluded.endpoint, transport = excluded.transport,
 		  templated = excluded.templated, card_key = excluded.card_key, card_url = excluded.card_url,
 		  card_inline = excluded.card_inline, card_sha256 = excluded.card_sha256, name = excluded.name,
@@ -353,14 +358,25 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 		  probe_tool_count = excluded.probe_tool_count, probe_partial = excluded.probe_partial,
 		  decision = excluded.decision, decision_reason = excluded.decision_reason,
 		  updated_at = CASE WHEN ? = 1 THEN feed_servers.updated_at ELSE excluded.updated_at END,
-		  removed_at = NULL, removed_reason = '', seq = excluded.seq`,
+		  removed_at = NULL, removed_reason = '', seq = excluded.seq, remote = excluded.remote, icons = excluded.icons`,
 		k.kind, k.key, m.endpoint, m.transport, m.templated, m.cardKey, m.cardURL, m.cardInline,
 		m.cardSHA, m.name, m.title, m.version, m.description, m.website, m.repo, m.grade, m.findings, now.firstSeen,
 		now.lastSeen, m.probeOutcome, now.probedAt, m.probeTransport, m.probeProtocol, m.probeServerName,
 		m.probeServerVersion, m.probeTools, m.probePartial, now.decision, now.decisionReason,
-		f.now, seq, keep)
+		f.now, seq, m.remote, m.icons, keep)
 	if err != nil {
 		return fmt.Errorf("write feed record %s: %w", k.key, err)
+	}
+	if exists && oldLive {
+		return nil
+	}
+	return f.countLive(1)
+}
+
+// countLive moves feed_state's count of listed records by delta.
+func (f *feedTx) countLive(delta int) error {
+	if _, err := f.tx.exec(`UPDATE feed_state SET live = live + ? WHERE id = 1`, delta); err != nil {
+		return fmt.Errorf("feed count: %w", err)
 	}
 	return nil
 }
@@ -411,16 +427,16 @@ func (f *feedTx) compute(k feedKey) (feedRow, bool, error) {
 		return r, false, fmt.Errorf("feed record %s: %w", k.key, err)
 	}
 	m.findings = findingCodesJSON(findings.String)
-	repoKey := m.cardKey + "\x00" + m.cardSHA
-	repo, ok := f.repos[repoKey]
+	partsKey := m.cardKey + "\x00" + m.cardSHA
+	parts, ok := f.parts[partsKey]
 	if !ok {
 		if err := f.tx.queryRow(`SELECT json FROM cards WHERE key = ?`, m.cardKey).Scan(&cardJSON); err != nil {
 			return r, false, fmt.Errorf("card %s: %w", m.cardKey, err)
 		}
-		repo = repositoryJSON(cardJSON.String)
-		f.repos[repoKey] = repo
+		parts = decodeCardParts(cardJSON.String)
+		f.parts[partsKey] = parts
 	}
-	m.repo = repo
+	m.repo, m.icons, m.remote = parts.repo, parts.icons, parts.remoteJSON(m.endpoint)
 	return r, true, nil
 }
 
@@ -431,11 +447,12 @@ func (f *feedTx) stored(k feedKey) (r feedRow, live, exists bool, err error) {
 	err = f.tx.queryRow(`SELECT endpoint, transport, templated, card_key, card_url, card_inline, card_sha256,
 		name, title, version, description, website_url, repository, grade, findings, first_seen, last_seen, probe_outcome,
 		probed_at, probe_transport, probe_protocol, probe_server_name, probe_server_version, probe_tool_count,
-		probe_partial, decision, decision_reason, removed_at FROM feed_servers WHERE kind = ? AND key = ?`, k.kind, k.key).
+		probe_partial, decision, decision_reason, removed_at, remote, icons FROM feed_servers WHERE kind = ? AND key = ?`,
+		k.kind, k.key).
 		Scan(&m.endpoint, &m.transport, &m.templated, &m.cardKey, &m.cardURL, &m.cardInline, &m.cardSHA, &m.name, &m.title,
 			&m.version, &m.description, &m.website, &m.repo, &m.grade, &m.findings, &r.firstSeen, &r.lastSeen,
 			&m.probeOutcome, &r.probedAt, &m.probeTransport, &m.probeProtocol, &m.probeServerName, &m.probeServerVersion,
-			&m.probeTools, &m.probePartial, &r.decision, &r.decisionReason, &removed)
+			&m.probeTools, &m.probePartial, &r.decision, &r.decisionReason, &removed, &m.remote, &m.icons)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, false, nil
 	}
@@ -461,19 +478,48 @@ func findingCodesJSON(raw string) string {
 	return string(b)
 }
 
-// repositoryJSON is the card's repository object as JSON, "" when it has
-// none. Decoding into the card's own type keeps exactly what the feed
-// publishes.
-func repositoryJSON(card string) string {
+// cardParts is what a card gives the records it describes: its repository
+// object and icons as JSON ("" when none), and its remotes, from which each
+// endpoint's record takes its own.
+type cardParts struct {
+	repo, icons string
+	remotes     []servercard.Remote
+}
+
+// decodeCardParts decodes a card's parts into the card's own types, which
+// keeps exactly what the feed publishes.
+func decodeCardParts(card string) cardParts {
 	var c struct {
 		Repository *servercard.Repository `json:"repository"`
+		Icons      []servercard.Icon      `json:"icons"`
+		Remotes    []servercard.Remote    `json:"remotes"`
 	}
 	_ = json.Unmarshal([]byte(card), &c) // as the feed always read cards: what decodes is kept
-	if c.Repository == nil {
+	p := cardParts{remotes: c.Remotes}
+	if c.Repository != nil {
+		b, _ := json.Marshal(c.Repository)
+		p.repo = string(b)
+	}
+	if len(c.Icons) > 0 {
+		b, _ := json.Marshal(c.Icons)
+		p.icons = string(b)
+	}
+	return p
+}
+
+// remoteJSON is the card's first remote whose URL is endpoint, as JSON;
+// "" when none.
+func (p cardParts) remoteJSON(endpoint string) string {
+	if endpoint == "" {
 		return ""
 	}
-	b, _ := json.Marshal(c.Repository)
-	return string(b)
+	for _, rm := range p.remotes {
+		if rm.URL == endpoint {
+			b, _ := json.Marshal(rm)
+			return string(b)
+		}
+	}
+	return ""
 }
 
 func partial(result string) bool {
@@ -485,8 +531,12 @@ func partial(result string) bool {
 }
 
 // afterMigration runs Go steps a migration needs, in its transaction.
+// They run once every migration's SQL has been applied, so each is
+// written against the latest schema (buildFeed writes columns added after
+// 0005).
 var afterMigration = map[string]func(ctx context.Context, db *DB, tx *sql.Tx, now string) error{
-	"0005_feed_servers": buildFeed,
+	"0005_feed_servers":    buildFeed,
+	"0010_feed_card_parts": fillCardParts,
 }
 
 // feedPage is how many keys one backfill query reads.
@@ -517,7 +567,7 @@ func buildFeed(ctx context.Context, db *DB, tx *sql.Tx, now string) error {
 				return err
 			}
 			if len(f.cards) >= feedPage {
-				clear(f.repos)
+				clear(f.parts)
 				return f.finish()
 			}
 			return nil
@@ -528,7 +578,50 @@ func buildFeed(ctx context.Context, db *DB, tx *sql.Tx, now string) error {
 		if err := f.finish(); err != nil {
 			return err
 		}
-		clear(f.repos)
+		clear(f.parts)
+	}
+	return nil
+}
+
+// fillCardParts gives every record of a database built before 0010 what
+// it takes from its describing card (remote, icons), a page at a time;
+// nothing a mirror sees changes, so neither seq nor updated_at moves.
+func fillCardParts(ctx context.Context, db *DB, tx *sql.Tx, _ string) error {
+	type rec struct {
+		kind                       int
+		key, endpoint, card, icons string
+		remote                     string
+	}
+	parts := map[string]cardParts{}
+	err := eachPage(feedPage, func(after feedKey) ([]rec, error) {
+		clear(parts)
+		return collect(ctx, tx, func(rows *sql.Rows) (rec, error) {
+			var r rec
+			err := rows.Scan(&r.kind, &r.key, &r.endpoint, &r.card, &r.remote, &r.icons)
+			return r, err
+		}, `SELECT kind, key, endpoint, card_key, remote, icons FROM feed_servers WHERE (kind, key) > (?, ?)
+			ORDER BY kind, key LIMIT ?`, after.kind, after.key, feedPage)
+	}, func(r rec) feedKey { return feedKey{r.kind, r.key} }, func(r rec) error {
+		p, ok := parts[r.card]
+		if !ok {
+			var card sql.NullString
+			err := tx.QueryRowContext(ctx, `SELECT json FROM cards WHERE key = ?`, r.card).Scan(&card)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("card %s: %w", r.card, err)
+			}
+			p = decodeCardParts(card.String)
+			parts[r.card] = p
+		}
+		remote := p.remoteJSON(r.endpoint)
+		if remote == r.remote && p.icons == r.icons {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE feed_servers SET remote = ?, icons = ? WHERE kind = ? AND key = ?`,
+			remote, p.icons, r.kind, r.key)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("fill the feed's card parts: %w", err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cardcrawl/cardcrawl/internal/feed/feedtest"
+	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -21,6 +23,24 @@ type view struct {
 	FirstSeen, LastSeen, Probe, Decision                     string
 	Listings                                                 []store.Listing
 	Category                                                 string // category (source); "" when none
+	Remote, Icons                                            string // from the card, as JSON
+}
+
+// cardParts is what a record takes from its card: the remote with the
+// endpoint's URL and the icons, as JSON.
+func cardParts(t *testing.T, card, endpoint string) (remote, icons string) {
+	t.Helper()
+	var c servercard.Card
+	_ = json.Unmarshal([]byte(card), &c)
+	if len(c.Icons) > 0 {
+		b, _ := json.Marshal(c.Icons)
+		icons = string(b)
+	}
+	if i := slices.IndexFunc(c.Remotes, func(r servercard.Remote) bool { return r.URL == endpoint }); i >= 0 && endpoint != "" {
+		b, _ := json.Marshal(c.Remotes[i])
+		remote = string(b)
+	}
+	return remote, icons
 }
 
 func fromServers(t *testing.T, db *store.DB) []view {
@@ -48,6 +68,7 @@ func fromServers(t *testing.T, db *store.DB) []view {
 		if s.Decision != nil {
 			v.Decision = s.Decision.Decision + ":" + s.Decision.Reason
 		}
+		v.Remote, v.Icons = cardParts(t, s.Card.JSON, s.Endpoint)
 		out = append(out, v)
 	}
 	return out
@@ -59,7 +80,7 @@ func fromReadModel(t *testing.T, db *store.DB) []view {
 	err := db.EachFeedServer(context.Background(), store.FeedQuery{}, func(s *store.FeedServer) error {
 		v := view{Norm: s.EndpointNorm, Endpoint: s.Endpoint, Transport: s.Transport, CardKey: s.CardKey, Name: s.Name,
 			Version: s.Version, Grade: s.Grade, Findings: s.Findings, FirstSeen: s.FirstSeen, LastSeen: s.LastSeen,
-			Listings: s.Listings}
+			Listings: s.Listings, Remote: s.Remote, Icons: s.Icons}
 		if s.Probe != nil {
 			v.Probe = s.Probe.Outcome + s.Probe.ProbedAt
 		}
@@ -87,8 +108,12 @@ func TestReadModelMatchesTheCrawlTables(t *testing.T) {
 	db := open(t, filepath.Join(t.TempDir(), "x.db"), func() time.Time { return now })
 	step := func(name string) {
 		t.Helper()
-		if diff := cmp.Diff(fromServers(t, db), fromReadModel(t, db)); diff != "" {
+		want := fromServers(t, db)
+		if diff := cmp.Diff(want, fromReadModel(t, db)); diff != "" {
 			t.Fatalf("after %s (-crawl tables +read model):\n%s", name, diff)
+		}
+		if n, err := db.CountFeedServers(ctx, store.FeedQuery{}); err != nil || n != len(want) {
+			t.Fatalf("after %s: the kept count says %d servers (%v), the crawl tables %d", name, n, err, len(want))
 		}
 		now = now.Add(time.Minute)
 	}
@@ -205,8 +230,10 @@ func TestMigrationBuildsTheReadModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := fromServers(t, db)
+	// A database that old has none of the later migrations of the read
+	// model either.
 	for _, q := range []string{`DROP TABLE feed_servers`, `DROP TABLE feed_state`,
-		`DELETE FROM schema_migrations WHERE version = '0005_feed_servers'`} {
+		`DELETE FROM schema_migrations WHERE version IN ('0005_feed_servers', '0010_feed_card_parts')`} {
 		if _, err := db.SQL().ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
@@ -221,6 +248,60 @@ func TestMigrationBuildsTheReadModel(t *testing.T) {
 	}
 	if _, err := db.FeedVersion(ctx); err != nil {
 		t.Error(err)
+	}
+	if n, err := db.CountFeedServers(ctx, store.FeedQuery{}); err != nil || n != len(want) {
+		t.Errorf("the kept count says %d servers (%v), want %d", n, err, len(want))
+	}
+}
+
+// TestMigrationFillsCardParts: a database whose read model predates
+// migration 0010 gets each record's remote and icons, and the count of
+// listed records, when it is opened for writing, without a change a
+// mirror would see.
+func TestMigrationFillsCardParts(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "x.db")
+	db := open(t, path, nil)
+	if err := feedtest.Fill(ctx, db, feedtest.Options{Domains: 12, RunID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// A tombstone among them: it is not counted.
+	if err := feedtest.Save(ctx, db, 2, feedtest.Domain(3)); err != nil {
+		t.Fatal(err)
+	}
+	want := fromReadModel(t, db)
+	version, err := db.FeedVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`ALTER TABLE feed_servers DROP COLUMN remote`, `ALTER TABLE feed_servers DROP COLUMN icons`,
+		`ALTER TABLE feed_state DROP COLUMN live`, `DELETE FROM schema_migrations WHERE version = '0010_feed_card_parts'`} {
+		if _, err := db.SQL().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	db = open(t, path, nil)
+	if diff := cmp.Diff(want, fromReadModel(t, db)); diff != "" {
+		t.Errorf("filled read model (-before +after):\n%s", diff)
+	}
+	if n, err := db.CountFeedServers(ctx, store.FeedQuery{}); err != nil || n != len(want) {
+		t.Errorf("the kept count says %d servers (%v), want %d", n, err, len(want))
+	}
+	if v, err := db.FeedVersion(ctx); err != nil || v != version {
+		t.Errorf("feed version %s (%v) after the fill, want %s", v, err, version)
+	}
+	remotes, icons := 0, 0
+	for _, v := range want {
+		if v.Remote != "" {
+			remotes++
+		}
+		if v.Icons != "" {
+			icons++
+		}
+	}
+	if remotes == 0 || icons == 0 {
+		t.Errorf("%d records with a remote, %d with icons: the fill is not tested", remotes, icons)
 	}
 }
 

@@ -51,8 +51,28 @@ type FeedServer struct {
 	// description, tools); read from server_categories by join.
 	Category, CategorySource string
 
+	// What else is known about the same server, read by key for each page
+	// (feedrecords.go): the Registry entry declaring the endpoint (nil when
+	// none; a record with no CardKey is one only the Registry declares),
+	// the reconciliation of its card (nil when not paired), the check of
+	// its name's namespace (nil when never checked), and its probes counted
+	// by outcome.
+	Registry     *FeedRegistry
+	Reconcile    *FeedReconcile
+	Namespace    *NamespaceRow
+	ProbeHistory []ProbeCount
+
+	// Remote is the describing card's remote object for this endpoint as
+	// JSON ("" when the card has none with its URL), and Icons the card's
+	// icons as JSON ("" when none): what the Registry shape takes from the
+	// card, as decoded, links unfiltered.
+	Remote, Icons string
+
 	kind       int
 	entryFirst string
+	// registrySource is the registry of the entry a Registry-only record
+	// was read for.
+	registrySource string
 }
 
 // Removed reports whether the record is a tombstone.
@@ -86,6 +106,11 @@ type FeedFilter struct {
 	// (failure.Outcome); with NotProbed, those never probed instead.
 	Outcome   string
 	NotProbed bool
+	// Source selects by where a server was found (FeedSources): card, the
+	// default, keeps the servers a listed card declares; registry the
+	// endpoints a latest, active Registry entry declares; all both. Unlike
+	// the other fields, all widens the selection.
+	Source string
 }
 
 // conds is the filter as SQL conditions over feed_servers f and
@@ -103,6 +128,9 @@ func (q FeedFilter) conds() ([]string, []any) {
 	if q.Grade != "" {
 		conds = append(conds, "f.grade = ?")
 		args = append(args, q.Grade)
+	}
+	if q.Source == FeedSourceRegistry {
+		conds = append(conds, "f.kind = 0 AND EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.url_norm = f.key)")
 	}
 	switch {
 	case q.NotProbed:
@@ -146,7 +174,7 @@ const feedColumns = `f.kind, f.key, f.endpoint, f.transport, f.templated, f.card
 	f.card_sha256, f.name, f.title, f.version, f.description, f.website_url, f.repository, f.grade, f.findings,
 	f.first_seen, f.last_seen, f.probe_outcome, f.probed_at, f.probe_transport, f.probe_protocol, f.probe_server_name,
 	f.probe_server_version, f.probe_tool_count, f.probe_partial, f.decision, f.decision_reason, f.updated_at,
-	f.removed_at, f.removed_reason, f.entry_first, COALESCE(sc.category, ''), COALESCE(sc.source, '')`
+	f.removed_at, f.removed_reason, f.entry_first, COALESCE(sc.category, ''), COALESCE(sc.source, ''), f.remote, f.icons`
 
 // feedFrom is the read model with each record's category, kept by the
 // category recompute in server_categories and joined on its primary key
@@ -165,7 +193,7 @@ func scanFeedServer(rows *sql.Rows) (FeedServer, error) {
 		&s.CardSHA256, &s.Name, &s.Title, &s.Version, &s.Description, &s.WebsiteURL, &s.Repository, &s.Grade, &findings,
 		&s.FirstSeen, &s.LastSeen, &outcome, &probedAt, &p.Transport, &p.Protocol, &p.ServerName, &p.ServerVersion,
 		&tools, &p.Partial, &decision, &reason, &s.UpdatedAt, &removed, &s.RemovedReason, &s.entryFirst, &s.Category,
-		&s.CategorySource)
+		&s.CategorySource, &s.Remote, &s.Icons)
 	if err != nil {
 		return s, err
 	}
@@ -221,13 +249,48 @@ func likeEscape(s string) string {
 
 // readFeed runs fn in one read transaction: a walk of many pages sees
 // one state of the database even while a crawl writes.
+// The statements it met unprepared are prepared on the handle afterwards,
+// for the next reads (readTx).
 func (db *DB) readFeed(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("read the feed: %w", err)
 	}
-	defer tx.Rollback()
-	return fn(tx)
+	err = fn(tx)
+	tx.Rollback()
+	// Outside the transaction: preparing takes a connection of the pool.
+	db.stmts.prepareMissing(ctx, db.sql)
+	return err
+}
+
+// readTx runs a feed read's queries on prepared statements: the handle's
+// (prepared after an earlier read met them), or else the transaction's own,
+// for as long as it lasts. Every page of a walk and every request for a
+// list page repeats a few query texts, and preparing one took a tenth of
+// a list page's time.
+type readTx struct {
+	tx    *sql.Tx
+	stmts *stmtCache
+	local map[string]*sql.Stmt
+}
+
+func (db *DB) reader(tx *sql.Tx) *readTx {
+	return &readTx{tx: tx, stmts: &db.stmts, local: map[string]*sql.Stmt{}}
+}
+
+func (r *readTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := r.stmts.get(query); st != nil {
+		return r.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	st := r.local[query]
+	if st == nil {
+		var err error
+		if st, err = r.tx.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		r.local[query] = st
+	}
+	return st.QueryContext(ctx, args...)
 }
 
 // EachFeedServer calls fn for each record q selects, in feed order
@@ -235,7 +298,11 @@ func (db *DB) readFeed(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // at a time in one read transaction: memory holds one page, however many
 // servers there are. fn must not use the database.
 func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServer) error) error {
+	if !validSource(q.Source) {
+		return fmt.Errorf("read the feed: %w: source %q", ErrBadFilter, q.Source)
+	}
 	return db.readFeed(ctx, func(tx *sql.Tx) error {
+		rtx := db.reader(tx)
 		n := 0
 		return eachPage(feedReadPage, func(after FeedCursor) ([]FeedServer, error) {
 			size := feedReadPage
@@ -250,13 +317,23 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 			}
 			where, args := q.where()
 			args = append([]any{after.Kind, after.Key}, args...)
-			page, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
+			page, err := collect(ctx, rtx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
 				WHERE (f.kind, f.key) > (?, ?) AND `+where+` ORDER BY f.kind, f.key LIMIT ?`, append(args, size)...)
 			if err != nil {
 				return nil, fmt.Errorf("read the feed: %w", err)
 			}
+			if q.withRegistryOnly() {
+				more, err := registryOnlyPage(ctx, tx, q, after, size)
+				if err != nil {
+					return nil, err
+				}
+				page = mergePages(page, more, size)
+			}
 			n += len(page)
-			return page, attachListings(ctx, tx, page)
+			if err := attachListings(ctx, rtx, page); err != nil {
+				return nil, err
+			}
+			return page, attachServerFacts(ctx, tx, page)
 		}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(s FeedServer) error {
 			return fn(&s)
 		})
@@ -265,7 +342,7 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 
 // attachListings reads the listing chain of a page of records: two
 // queries, whatever the page holds.
-func attachListings(ctx context.Context, tx *sql.Tx, page []FeedServer) error {
+func attachListings(ctx context.Context, tx *readTx, page []FeedServer) error {
 	var norms, cards []any
 	at := map[FeedCursor][]int{}
 	for i := range page {
@@ -281,7 +358,8 @@ func attachListings(ctx context.Context, tx *sql.Tx, page []FeedServer) error {
 		if len(keys) == 0 {
 			return nil
 		}
-		rows, err := tx.QueryContext(ctx, fmt.Sprintf(query, placeholders(len(keys))), keys...)
+		list, keys := inList(keys)
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(query, list), keys...)
 		if err != nil {
 			return fmt.Errorf("listing chains: %w", err)
 		}
@@ -301,26 +379,65 @@ func attachListings(ctx context.Context, tx *sql.Tx, page []FeedServer) error {
 		}
 		return rows.Err()
 	}
-	if err := read(kindEndpoint, `SELECT remote_norm, remote_norm, domain, catalog_url, identifier, card_key FROM listings
-		WHERE active = 1 AND remote_norm IN (%s) ORDER BY remote_norm, domain, catalog_url, identifier`, norms); err != nil {
+	if err := read(kindEndpoint, listingsByRemote, norms); err != nil {
 		return err
 	}
-	// By card key only, remote_norm filtered here: with remote_norm = ''
-	// in SQL the planner walks every card-without-remote listing there is.
-	return read(kindCard, `SELECT card_key, remote_norm, domain, catalog_url, identifier, card_key FROM listings
-		WHERE active = 1 AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`, cards)
+	return read(kindCard, listingsByCard, cards)
 }
+
+// The listing chains of records, by endpoint and by card; %s is the keys'
+// placeholders. Each is read from its index alone (migration 0010). By card
+// key only, remote_norm filtered in Go: asking SQL for an empty remote_norm, the
+// planner walks every card-without-remote listing there is.
+const (
+	listingsByRemote = `SELECT remote_norm, remote_norm, domain, catalog_url, identifier, card_key FROM listings
+		WHERE active = 1 AND remote_norm IN (%s) ORDER BY remote_norm, domain, catalog_url, identifier`
+	listingsByCard = `SELECT card_key, remote_norm, domain, catalog_url, identifier, card_key FROM listings
+		WHERE active = 1 AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`
+)
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
+// inList is the placeholders and arguments of an IN list of keys, padded
+// to a power of two by repeating the last key: a few query texts, each
+// prepared once, serve lists of every length (an IN list is a set, so a
+// repeat selects nothing more).
+func inList(keys []any) (string, []any) {
+	n := 1
+	for n < len(keys) {
+		n *= 2
+	}
+	for len(keys) < n {
+		keys = append(keys, keys[len(keys)-1])
+	}
+	return placeholders(n), keys
+}
+
 // FeedEntry is one card with the records it describes: an entry of the
 // Registry-shaped feed and of the AI Catalog.
 type FeedEntry struct {
-	CardKey  string
-	CardJSON string // the card as parsed; "" if it is missing
-	Records  []FeedServer
+	CardKey string
+	Records []FeedServer
+	// Registry is set, and CardKey empty, on an entry of servers only the
+	// Registry declares (source all): the latest, active entry declaring
+	// them, and Records those of its endpoints no listed card declares.
+	Registry *FeedEntryRegistry
+
+	cards *cardReader // while EachFeedEntry's fn runs
+}
+
+// Card reads the card as parsed ("" if it is missing) while EachFeedEntry
+// calls its fn; an entry of FeedEntries has none (the Registry shape is
+// made of the records, which carry what it takes from the card). Only the
+// AI Catalog's entries of cards without a URL of their own need it, so it
+// is read on demand.
+func (e *FeedEntry) Card(ctx context.Context) (string, error) {
+	if e.cards == nil {
+		return "", nil
+	}
+	return e.cards.card(ctx, e.CardKey)
 }
 
 // Removed reports whether every record of the entry is a tombstone.
@@ -342,7 +459,8 @@ func (e *FeedEntry) Removed() bool {
 // The filter keeps the records it matches: an entry holds those, and a
 // card none of whose records match is no entry.
 func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*FeedEntry) error) error {
-	return db.readFeed(ctx, func(tx *sql.Tx) error {
+	return db.readFeed(ctx, func(sqlTx *sql.Tx) error {
+		tx := db.reader(sqlTx)
 		cards, err := newCardReader(ctx, tx)
 		if err != nil {
 			return err
@@ -364,6 +482,7 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*Fee
 			if err := attachListings(ctx, tx, page); err != nil {
 				return nil, err
 			}
+			cards.onPage(page)
 			return page, nil
 		}, func(s FeedServer) key { return key{s.entryFirst, s.kind, s.key()} }, func(s FeedServer) error {
 			if cur != nil && cur.CardKey == s.CardKey && cur.Records[0].entryFirst == s.entryFirst {
@@ -375,32 +494,77 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*Fee
 					return err
 				}
 			}
-			card, err := cards.card(ctx, s.CardKey)
-			if err != nil {
-				return err
-			}
-			cur = &FeedEntry{CardKey: s.CardKey, CardJSON: card, Records: []FeedServer{s}}
+			cur = &FeedEntry{CardKey: s.CardKey, Records: []FeedServer{s}, cards: cards}
 			return nil
 		})
-		if err != nil || cur == nil {
+		if err == nil && cur != nil {
+			err = fn(cur)
+		}
+		if err != nil || filter.Source != FeedSourceAll {
 			return err
 		}
-		return fn(cur)
+		return eachRegistryEntry(ctx, sqlTx, registryEntryQuery{FeedFilter: filter}, subjectKey{}, feedReadPage,
+			func(e FeedEntry) (bool, error) { return true, fn(&e) })
 	})
 }
 
 // cardReader reads cards by key on one statement, prepared once per read.
-type cardReader struct{ st *sql.Stmt }
+// The first card asked for on a page of records brings the cards of the
+// whole page in one query (a query per card cost more than the card).
+type cardReader struct {
+	tx      *readTx
+	st      *sql.Stmt
+	pending []any             // the current page's card keys, not read yet
+	page    map[string]string // the cards read for the current page
+}
 
-func newCardReader(ctx context.Context, tx *sql.Tx) (*cardReader, error) {
-	st, err := tx.PrepareContext(ctx, `SELECT json FROM cards WHERE key = ?`)
+func newCardReader(ctx context.Context, tx *readTx) (*cardReader, error) {
+	st, err := tx.tx.PrepareContext(ctx, `SELECT json FROM cards WHERE key = ?`)
 	if err != nil {
 		return nil, fmt.Errorf("read cards: %w", err)
 	}
-	return &cardReader{st}, nil
+	return &cardReader{tx: tx, st: st, page: map[string]string{}}, nil
+}
+
+// onPage starts a page of records: their cards are read when one is first
+// asked for.
+func (c *cardReader) onPage(page []FeedServer) {
+	clear(c.page)
+	c.pending = c.pending[:0]
+	seen := map[string]bool{}
+	for i := range page {
+		if k := page[i].CardKey; !seen[k] {
+			seen[k] = true
+			c.pending = append(c.pending, k)
+		}
+	}
 }
 
 func (c *cardReader) card(ctx context.Context, key string) (string, error) {
+	if len(c.pending) > 0 {
+		list, keys := inList(c.pending)
+		rows, err := c.tx.QueryContext(ctx, `SELECT key, json FROM cards WHERE key IN (`+list+`)`, keys...)
+		if err != nil {
+			return "", fmt.Errorf("read cards: %w", err)
+		}
+		c.pending = c.pending[:0]
+		for rows.Next() {
+			var k, card string
+			if err := rows.Scan(&k, &card); err != nil {
+				rows.Close()
+				return "", fmt.Errorf("read cards: %w", err)
+			}
+			c.page[k] = card
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return "", fmt.Errorf("read cards: %w", err)
+		}
+	}
+	if card, ok := c.page[key]; ok {
+		return card, nil
+	}
 	var s string
 	err := c.st.QueryRowContext(ctx, key).Scan(&s)
 	if err == sql.ErrNoRows {
@@ -433,31 +597,63 @@ type EntryQuery struct {
 
 // FeedEntries returns up to q.Limit entries and whether more follow.
 func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntry, more bool, err error) {
+	if !validSource(q.Source) {
+		return nil, false, fmt.Errorf("read the feed: %w: source %q", ErrBadFilter, q.Source)
+	}
+	after, inRegistry := registryCursor(q.After)
+	if inRegistry && q.Source != FeedSourceAll {
+		return nil, false, fmt.Errorf("read the feed: %w: a cursor of the Registry's entries needs source all", ErrBadFilter)
+	}
 	err = db.readFeed(ctx, func(tx *sql.Tx) error {
-		conds, args := liveOrSince([]string{"f.card_key > ?", "f.name <> ''"}, []any{q.After}, q.Since, q.Search)
-		if q.Name != "" {
-			conds = append(conds, "f.name = ?")
-			args = append(args, q.Name)
+		if !inRegistry {
+			var err error
+			if entries, more, err = feedCardEntries(ctx, db.reader(tx), q); err != nil || more || q.Source != FeedSourceAll {
+				return err
+			}
 		}
-		where, args := q.FeedFilter.and(strings.Join(conds, " AND "), args)
-		keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM `+feedFrom+` WHERE `+
-			where+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
-		if err != nil {
-			return fmt.Errorf("read the feed: %w", err)
-		}
-		if len(keys) > q.Limit {
-			keys, more = keys[:q.Limit], true
-		}
-		entries, err = readEntries(ctx, tx, keys, q.Since != "", q.FeedFilter)
-		return err
+		// Then the Registry's entries, one more than fits to tell whether
+		// more follow.
+		need := max(q.Limit-len(entries), 0)
+		rq := registryEntryQuery{FeedFilter: q.FeedFilter, Search: q.Search, Since: q.Since, Name: q.Name}
+		return eachRegistryEntry(ctx, tx, rq, after, need+1, func(e FeedEntry) (bool, error) {
+			if need == 0 {
+				more = true
+				return false, nil
+			}
+			entries = append(entries, e)
+			need--
+			return true, nil
+		})
 	})
+	return entries, more, err
+}
+
+// feedCardEntries reads a page of the cards' entries, and whether more
+// follow.
+func feedCardEntries(ctx context.Context, tx *readTx, q EntryQuery) ([]FeedEntry, bool, error) {
+	conds, args := liveOrSince([]string{"f.card_key > ?", "f.name <> ''"}, []any{q.After}, q.Since, q.Search)
+	if q.Name != "" {
+		conds = append(conds, "f.name = ?")
+		args = append(args, q.Name)
+	}
+	where, args := q.FeedFilter.and(strings.Join(conds, " AND "), args)
+	keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM `+feedFrom+` WHERE `+
+		where+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("read the feed: %w", err)
+	}
+	more := len(keys) > q.Limit
+	if more {
+		keys = keys[:q.Limit]
+	}
+	entries, err := readEntries(ctx, tx, keys, q.Since != "", q.FeedFilter)
 	return entries, more, err
 }
 
 // readEntries reads the entries of the given card keys, in that order:
 // their listed records, or, with tombstones true, their tombstones when
 // every record is gone.
-func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool, filter FeedFilter) ([]FeedEntry, error) {
+func readEntries(ctx context.Context, tx *readTx, keys []string, tombstones bool, filter FeedFilter) ([]FeedEntry, error) {
 	if len(keys) == 0 {
 		return []FeedEntry{}, nil
 	}
@@ -465,17 +661,14 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 	for i, k := range keys {
 		args[i] = k
 	}
-	where, args := filter.and(`f.card_key IN (`+placeholders(len(keys))+`)`, args)
+	list, args := inList(args)
+	where, args := filter.and(`f.card_key IN (`+list+`)`, args)
 	recs, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
 		WHERE `+where+` ORDER BY f.card_key, f.kind, f.key`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read the feed: %w", err)
 	}
 	if err := attachListings(ctx, tx, recs); err != nil {
-		return nil, err
-	}
-	cards, err := newCardReader(ctx, tx)
-	if err != nil {
 		return nil, err
 	}
 	by := map[string]*FeedEntry{}
@@ -506,9 +699,6 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 		} else if !tombstones {
 			continue
 		}
-		if e.CardJSON, err = cards.card(ctx, k); err != nil {
-			return nil, err
-		}
 		out = append(out, *e)
 	}
 	return out, nil
@@ -519,7 +709,8 @@ func readEntries(ctx context.Context, tx *sql.Tx, keys []string, tombstones bool
 // .../versions/latest serves).
 func (db *DB) FeedEntriesNamed(ctx context.Context, name string) ([]FeedEntry, error) {
 	var out []FeedEntry
-	err := db.readFeed(ctx, func(tx *sql.Tx) error {
+	err := db.readFeed(ctx, func(sqlTx *sql.Tx) error {
+		tx := db.reader(sqlTx)
 		keys, err := collect(ctx, tx, scanString, `SELECT f.card_key FROM `+feedFrom+`
 			WHERE f.name = ? AND f.removed_at IS NULL GROUP BY f.card_key ORDER BY MIN(f.entry_first), f.card_key`, name)
 		if err != nil {
@@ -537,26 +728,45 @@ func (db *DB) FeedEntriesNamed(ctx context.Context, name string) ([]FeedEntry, e
 func (db *DB) FeedVersion(ctx context.Context) (string, error) {
 	var id string
 	var seq int64
-	if err := db.sql.QueryRowContext(ctx, `SELECT db_id, seq FROM feed_state WHERE id = 1`).Scan(&id, &seq); err != nil {
+	if err := db.queryRow(ctx, `SELECT db_id, seq FROM feed_state WHERE id = 1`).Scan(&id, &seq); err != nil {
 		return "", fmt.Errorf("feed version: %w", err)
 	}
 	return fmt.Sprintf("%s-%d", id, seq), nil
 }
 
 // CountFeedServers counts the records q selects (its After and Limit
-// aside).
+// aside). Every listed record is counted by the writes that list or remove
+// one (feed_state.live): the count of the whole feed is one row's read;
+// a search, a filter or a delta is counted by its query.
 func (db *DB) CountFeedServers(ctx context.Context, q FeedQuery) (int, error) {
-	where, args := q.where()
-	if q.Search == "" && q.Since == "" && q.FeedFilter == (FeedFilter{}) {
-		// Every listed record, and only those, has an entry_first: the
-		// count reads that index, not every row.
-		where = "f.entry_first > ''"
+	if !validSource(q.Source) {
+		return 0, fmt.Errorf("count the feed: %w: source %q", ErrBadFilter, q.Source)
+	}
+	if q.Source == FeedSourceCard {
+		q.Source = ""
+	}
+	extra := 0
+	if q.withRegistryOnly() {
+		err := db.readFeed(ctx, func(tx *sql.Tx) error {
+			return eachPage(feedReadPage, func(after FeedCursor) ([]FeedServer, error) {
+				return registryOnlyPage(ctx, tx, q, after, feedReadPage)
+			}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(FeedServer) error { extra++; return nil })
+		})
+		if err != nil {
+			return 0, fmt.Errorf("count the feed: %w", err)
+		}
+	}
+	query, args := `SELECT live FROM feed_state WHERE id = 1`, []any(nil)
+	if q.Search != "" || q.Since != "" || q.FeedFilter != (FeedFilter{}) {
+		var where string
+		where, args = q.where()
+		query = `SELECT COUNT(*) FROM ` + feedFrom + ` WHERE ` + where
 	}
 	var n int
-	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+feedFrom+` WHERE `+where, args...).Scan(&n); err != nil {
+	if err := db.queryRow(ctx, query, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count the feed: %w", err)
 	}
-	return n, nil
+	return n + extra, nil
 }
 
 // FormatTime writes t as the store's timestamp columns hold it (RFC 3339,

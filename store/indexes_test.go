@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,6 +52,19 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{`SELECT ` + feedColumns + ` FROM ` + feedFrom + ` WHERE (f.kind, f.key) > (?, ?) AND f.removed_at IS NULL
 			ORDER BY f.kind, f.key LIMIT ?`, []any{0, "", 10},
 			"SEARCH sc USING INDEX sqlite_autoindex_server_categories_1 (kind=? AND registry=? AND subject=?)"},
+		// and the listing chains of a page from the indexes alone, in order.
+		{fmt.Sprintf(listingsByRemote, "?, ?"), []any{"a", "b"},
+			"SEARCH listings USING COVERING INDEX listings_remote (remote_norm=? AND active=?)"},
+		{fmt.Sprintf(listingsByCard, "?, ?"), []any{"a", "b"},
+			"SEARCH listings USING COVERING INDEX listings_card (card_key=? AND active=?)"},
+		// Each feed page reads its records' facts by key (feedrecords.go).
+		{fmt.Sprintf(registryFactsQuery, "?, ?"), []any{"a", "b"}, "SEARCH rr USING COVERING INDEX registry_remotes_norm (url_norm=?)"},
+		{fmt.Sprintf(probeHistoryQuery, "?, ?"), []any{"a", "b"}, "SEARCH probes USING INDEX probes_remote (remote_norm=?)"},
+		{fmt.Sprintf(reconcileFactsQuery, "?, ?"), []any{"a", "b"}, "SEARCH reconcile_results USING INDEX reconcile_results_card (card_key=? AND kind=?)"},
+		{fmt.Sprintf(namespaceFactsQuery, "?, ?"), []any{"a", "b"}, "SEARCH namespaces USING INDEX sqlite_autoindex_namespaces_1 (namespace=?)"},
+		// A new reconciliation is compared with the stored one by card key.
+		{changedPairs, []any{"t", "t"}, "SEARCH s USING INDEX reconcile_staging_card (token=? AND card_key=?)"},
+		{changedPairs, []any{"t", "t"}, "SEARCH r USING INDEX reconcile_results_card (card_key=? AND kind=?)"},
 	} {
 		p := plan(t, db, c.query, c.args...)
 		if !strings.Contains(p, c.want) {

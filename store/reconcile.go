@@ -187,6 +187,9 @@ func (w *reconcileWriter) Commit(ctx context.Context) error {
 		return fmt.Errorf("save reconciliation: %w", err)
 	}
 	defer tx.Rollback()
+	if err := feedAfterReconcile(ctx, tx, w.db.Now(), w.token); err != nil {
+		return fmt.Errorf("save reconciliation: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM reconcile_results`); err != nil {
 		return fmt.Errorf("save reconciliation: %w", err)
 	}
@@ -203,6 +206,28 @@ FROM reconcile_staging WHERE token = ? ORDER BY id`, w.db.Now(), w.token); err !
 		return fmt.Errorf("save reconciliation: %w", err)
 	}
 	return nil
+}
+
+// changedPairs selects the card keys whose pairing differs between the
+// stored reconciliation and the one staged under a token (bound twice):
+// a pair gone, new, or with another entry, basis, detail or diffs.
+const changedPairs = `SELECT r.card_key FROM reconcile_results r WHERE r.kind = 'pair' AND NOT EXISTS (
+	  SELECT 1 FROM reconcile_staging s WHERE s.token = ? AND s.card_key = r.card_key AND s.kind = 'pair'
+	  AND s.source = r.source AND s.name = r.name AND s.version = r.version AND s.basis = r.basis
+	  AND s.detail = r.detail AND s.diffs = r.diffs)
+	UNION
+	SELECT s.card_key FROM reconcile_staging s WHERE s.token = ? AND s.kind = 'pair' AND NOT EXISTS (
+	  SELECT 1 FROM reconcile_results r WHERE r.card_key = s.card_key AND r.kind = 'pair'
+	  AND r.source = s.source AND r.name = s.name AND r.version = s.version AND r.basis = s.basis
+	  AND r.detail = s.detail AND r.diffs = s.diffs)`
+
+// feedAfterReconcile moves updatedAt (and the change counter) of the live
+// feed records described by a card whose pairing changes, in the
+// transaction that swaps the reconciliation in: each record carries its
+// card's pairing.
+func feedAfterReconcile(ctx context.Context, tx *sql.Tx, now, token string) error {
+	var seq int64
+	return touchFeedRecords(ctx, tx, now, &seq, `card_key IN (`+changedPairs+`)`, token, token)
 }
 
 // Abort drops what this writer staged; the stored reconciliation stays.
@@ -290,11 +315,34 @@ func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, sweep str
 		return fmt.Errorf("save namespaces: %w", err)
 	}
 	defer stmt.Close()
+	read, err := tx.PrepareContext(ctx, `SELECT kind, domain, method, result FROM namespaces WHERE namespace = ?`)
+	if err != nil {
+		return fmt.Errorf("save namespaces: %w", err)
+	}
+	defer read.Close()
+	var seq int64
+	now := db.Now()
 	for _, r := range rows {
 		if r.Result == "" {
 			r.Result = "{}"
 		}
+		var old NamespaceRow
+		err := read.QueryRowContext(ctx, r.Namespace).Scan(&old.Kind, &old.Domain, &old.Method, &old.Result)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("save namespace %s: %w", r.Namespace, err)
+		}
 		if _, err := stmt.ExecContext(ctx, r.Namespace, r.Kind, r.Domain, r.Method, r.Result, normTime(r.CheckedAt), sweep); err != nil {
+			return fmt.Errorf("save namespace %s: %w", r.Namespace, err)
+		}
+		if r.CheckedAt == "" && old.Kind != "" {
+			r.Method, r.Result = old.Method, old.Result // kept by the upsert
+		}
+		if old.Kind == r.Kind && old.Domain == r.Domain && old.Method == r.Method && old.Result == r.Result {
+			continue // checked again, nothing new
+		}
+		// The records named under it carry how it was verified: the names
+		// from "ns/" up to "ns0" ('0' follows '/'), by the name index.
+		if err := touchFeedRecords(ctx, tx, now, &seq, `name >= ? AND name < ?`, r.Namespace+"/", r.Namespace+"0"); err != nil {
 			return fmt.Errorf("save namespace %s: %w", r.Namespace, err)
 		}
 	}

@@ -400,15 +400,19 @@ func (db *DB) migrate(ctx context.Context, path string) error {
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 			return fmt.Errorf("apply migration %s: %w", version, err)
 		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, version, db.Now()); err != nil {
+			return fmt.Errorf("record migration %s: %w", version, err)
+		}
+		db.log.Debug("applying migration", "version", version)
+	}
+	// The Go steps run on the latest schema, as the code they share with
+	// the crawl is written for it.
+	for _, version := range todo {
 		if step := afterMigration[version]; step != nil {
 			if err := step(ctx, db, tx, db.Now()); err != nil {
 				return fmt.Errorf("apply migration %s: %w", version, err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, version, db.Now()); err != nil {
-			return fmt.Errorf("record migration %s: %w", version, err)
-		}
-		db.log.Debug("applying migration", "version", version)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit migrations: %w", err)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/discover"
-	"github.com/cardcrawl/cardcrawl/internal/category"
 	"github.com/cardcrawl/cardcrawl/internal/feed"
 	"github.com/cardcrawl/cardcrawl/internal/termsafe"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -84,15 +83,10 @@ func closeJSONArray(a *jsonstream.Array, stdout io.Writer) error {
 func runServers(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "servers", "[flags]", "List the servers found: one row per remote endpoint (merged on its normalised URL across\ncards and domains), then cards that declare no remote.")
 	var rf readFlags
-	var cat string
 	rf.register(fs, "print JSON (an array of feed records, as in the README)")
-	fs.StringVar(&cat, "category", "", "only servers of this category `ID` (travel, food_delivery, real_estate, health, maps_transport, finance, shopping, media; 'none' for those without)")
 	var ff filterFlags
 	ff.register(fs)
 	if err := parseNoArgs(fs, args); err != nil {
-		return err
-	}
-	if err := checkCategory(cat); err != nil {
 		return err
 	}
 	filter, err := ff.filter()
@@ -106,11 +100,6 @@ func runServers(ctx context.Context, e *env, args []string) error {
 	defer st.Close()
 	// Records stream from the database to the output, a page at a time.
 	q := store.FeedQuery{FeedFilter: filter}
-	if cat == "none" {
-		q.NoCategory = true
-	} else {
-		q.Category = cat
-	}
 	if rf.asJSON {
 		arr := newJSONArray(e.stdout)
 		if err := st.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
@@ -121,7 +110,7 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		return closeJSONArray(arr, e.stdout)
 	}
 	out := newTextOut(e.stdout)
-	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "CATEGORY", "LISTED BY", "PROBE")
+	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "CATEGORY", "SOURCES", "LISTED BY", "PROBE")
 	err = st.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
 		r := feed.NewRecord(s)
 		probe := "-"
@@ -142,7 +131,7 @@ func runServers(ctx context.Context, e *env, args []string) error {
 			endpoint = "(no remote)"
 		}
 		out.row(endpoint, dash(r.Transport), dash(r.Name), dash(truncate(r.Version, 24)),
-			r.Grade, categoryCell(r), strings.Join(r.Domains(), " "), probe)
+			dash(r.Grade), categoryCell(r), strings.Join(r.Sources, "+"), dash(strings.Join(r.Domains(), " ")), probe)
 		return nil
 	})
 	if err != nil {
@@ -170,6 +159,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&since, "since", "", "only what changed after this RFC 3339 `time`, tombstones included (jsonl)")
 	var ff filterFlags
 	ff.register(fs)
+	var pf profileFlags
+	pf.register(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -192,6 +183,9 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		}
 		opts.Since = store.FormatTime(t)
 	}
+	if opts.Filter.Source == store.FeedSourceAll && !f.AllSources {
+		return usagef("--source all needs a format that can carry the servers only the Registry declares (jsonl, csv, json), not %s", format)
+	}
 	if err := checkPublisherDomain(publisher); err != nil {
 		return err
 	}
@@ -200,6 +194,12 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	streamingGC(exportMemoryLimit)
+	stopProfile, err := pf.start()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	opts.Catalog = feed.CatalogOptions{PublisherDomain: publisher}
 	skipped := 0
 	opts.Skipped = &skipped
@@ -237,6 +237,10 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
+// exportMemoryLimit bounds the Go heap of an export (see streamingGC): the
+// process stays under 60 MB with SQLite's own memory.
+const exportMemoryLimit = 32 << 20
+
 const publisherDomainHelp = "your own `domain`, named as the AI Catalog's host; identifiers for cards whose publisher gave none are minted under it (urn:air:DOMAIN:mcp-server-card:HASH)"
 
 // checkPublisherDomain refuses a --publisher-domain that is no host name.
@@ -253,39 +257,22 @@ func checkPublisherDomain(d string) error {
 
 // filterFlags are --grade and --outcome, shared by the commands that read
 // the feed.
-type filterFlags struct{ grade, outcome string }
+type filterFlags struct{ grade, outcome, source, category string }
 
 func (f *filterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.grade, "grade", "", "only servers of this `grade` ("+feed.Grades()+")")
 	fs.StringVar(&f.outcome, "outcome", "", "only servers whose latest probe had this `outcome` (see README, The MCP probe; '"+feed.NotProbed+"' for never probed)")
+	fs.StringVar(&f.category, "category", "", "only servers of this category `ID` (travel, food_delivery, real_estate, health, maps_transport, finance, shopping, media; 'none' for those without)")
+	fs.StringVar(&f.source, "source", store.FeedSourceCard, "which servers: `card` (a listed card declares them), registry (a latest, active Registry entry declares them), all (see README, The feed)")
 }
 
 // filter checks the flags' values: a bad one is a usage error.
 func (f *filterFlags) filter() (store.FeedFilter, error) {
-	filter, err := feed.ParseFilter(f.grade, f.outcome)
+	filter, err := feed.ParseFilter(feed.FilterParams{Grade: f.grade, Outcome: f.outcome, Source: f.source, Category: f.category})
 	if err != nil {
 		return filter, usagef("--%v", err)
 	}
 	return filter, nil
-}
-
-// checkCategory refuses a --category that is no category id.
-func checkCategory(id string) error {
-	if id == "" || id == "none" {
-		return nil
-	}
-	rules, err := category.Load()
-	if err != nil {
-		return err
-	}
-	var ids []string
-	for _, c := range rules.Categories() {
-		if string(c.ID) == id {
-			return nil
-		}
-		ids = append(ids, string(c.ID))
-	}
-	return usagef("--category must be one of %s or none, not %q", strings.Join(ids, ", "), id)
 }
 
 // categoryCell shows a category and where it came from: "travel (tools)".

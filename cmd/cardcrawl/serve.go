@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +36,11 @@ const (
 	serveReadConns         = 8 // database connections reading at once
 )
 
+// serveMemoryLimit bounds the Go heap of serve (see streamingGC): many
+// requests each hold a page, and the process stays under 100 MB with
+// SQLite's own memory.
+const serveMemoryLimit = 64 << 20
+
 func runServe(ctx context.Context, e *env, args []string) error {
 	files := make([]string, 0, len(feed.Formats))
 	for _, f := range feed.Formats {
@@ -46,9 +52,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		"  /                              the servers, with search (q) and filters (category, source,",
 		"                                 outcome, grade, ns); /servers/{key} one server; /summary counts;",
 		"                                 /raw/{sha256} a stored document as text",
-		"  /v0.1/servers                  Registry v0.1 list API (limit, cursor, search, updated_since, grade, outcome)",
+		"  /v0.1/servers                  Registry v0.1 list API (limit, cursor, search, updated_since, grade,",
+		"                                 outcome, source: card or registry)",
 		"  /v0.1/servers/{name}/versions  and /versions/{version} (latest or an exact version)",
 		"  "+strings.Join(files, " "),
+		"                                 the feed files (grade, outcome, source; source=all on",
+		"                                 /feed.jsonl and /feed.csv adds the servers only the Registry declares)",
 		"  /healthz                       ok",
 		"At most --max-conns connections are open at once (more wait to be accepted); an idle",
 		"keep-alive connection is closed after 60 s, and a client that stops reading for 60 s is",
@@ -59,10 +68,16 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	rf.register(fs, "")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen `address`")
 	fs.IntVar(&maxConns, "max-conns", defaultMaxConns, "most connections open at once (each takes a file descriptor)")
-	var publisher string
+	var publisher, source string
 	fs.StringVar(&publisher, "publisher-domain", "", publisherDomainHelp)
+	fs.StringVar(&source, "source", store.FeedSourceCard, "what a request without ?source= gets: `card`, registry or all (all: /feed.jsonl and /feed.csv only; the rest serve cards)")
+	var pf profileFlags
+	pf.register(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
+	}
+	if !slices.Contains(store.FeedSources, source) {
+		return usagef("--source must be one of %s, not %q", strings.Join(store.FeedSources, ", "), source)
 	}
 	if maxConns < 1 {
 		return usagef("--max-conns must be at least 1")
@@ -83,9 +98,19 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	h := feed.Handler(feed.ServerOptions{Site: site.Handler(site.Options{Store: st, Logger: log}),
-		Catalog: feed.CatalogOptions{PublisherDomain: publisher}, Logger: log, StallTimeout: serveWriteTimeout, Store: st})
+		Catalog: feed.CatalogOptions{PublisherDomain: publisher}, Logger: log, StallTimeout: serveWriteTimeout, Store: st,
+		Source: source})
 	fmt.Fprintf(e.stderr, "serving %s on http://%s/\n", st.Name(), ln.Addr())
-	return serveHTTP(ctx, ln, h, serveOptions{MaxConns: maxConns})
+	streamingGC(serveMemoryLimit)
+	stopProfile, err := pf.start()
+	if err != nil {
+		return err
+	}
+	err = serveHTTP(ctx, ln, h, serveOptions{MaxConns: maxConns})
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
+	return err
 }
 
 // serveOptions are the server's limits; zero values take the defaults

@@ -53,7 +53,7 @@ func newDirectoryCatalog(o CatalogOptions) *directoryCatalog {
 func (c *directoryCatalog) entry(r Record, card *servercard.Card) map[string]any {
 	e := map[string]any{"type": "application/mcp-server-card+json"}
 	switch {
-	case r.CardURL != "" && !r.CardInline:
+	case byURL(r):
 		e["url"] = r.CardURL
 	case card != nil:
 		e["data"] = card
@@ -82,6 +82,10 @@ func (c *directoryCatalog) entry(r Record, card *servercard.Card) map[string]any
 	return e
 }
 
+// byURL: the catalog points at the card where it was found; otherwise it
+// carries the card inline.
+func byURL(r Record) bool { return r.CardURL != "" && !r.CardInline }
+
 // host is the catalog's host block.
 func (c *directoryCatalog) host() map[string]any {
 	host := map[string]any{"displayName": "cardcrawl discovered servers"}
@@ -105,7 +109,16 @@ func writeAICatalog(ctx context.Context, w io.Writer, src Source, opts WriteOpti
 	}
 	arr := jsonstream.New(w, "  ")
 	err := src.EachFeedEntry(ctx, opts.Filter, func(e *store.FeedEntry) error {
-		if entry := c.entry(NewRecord(&e.Records[0]), decodeCard(e.CardJSON)); entry != nil {
+		r := NewRecord(&e.Records[0])
+		var card *servercard.Card
+		if !byURL(r) {
+			raw, err := e.Card(ctx)
+			if err != nil {
+				return err
+			}
+			card = decodeCard(raw)
+		}
+		if entry := c.entry(r, card); entry != nil {
 			return arr.Add(entry)
 		}
 		return nil

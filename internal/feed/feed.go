@@ -44,6 +44,14 @@ type Record struct {
 	// UpdatedAt is when the record's meaning last changed; it is written
 	// in the delta feed (export --since) only.
 	UpdatedAt string `json:"updatedAt,omitempty"`
+	// Sources says where the server was found: "card" (a listed card
+	// declares it), "registry" (a latest, active Registry entry does), or
+	// both. The rest is what else is known of it (records.go).
+	Sources      []string        `json:"sources"`
+	Registry     *RegistryFacts  `json:"registry,omitempty"`
+	Reconcile    *ReconcileFacts `json:"reconcile,omitempty"`
+	Namespace    *NamespaceFacts `json:"namespace,omitempty"`
+	ProbeHistory *ProbeHistory   `json:"probeHistory,omitempty"`
 }
 
 // Tombstone is a record that went away, in the delta feed: the endpoint
@@ -117,6 +125,7 @@ func NewRecord(s *store.FeedServer) Record {
 		r.Probe = &Probe{Outcome: p.Outcome, ProbedAt: p.ProbedAt, Transport: p.Transport, Protocol: p.Protocol,
 			ServerName: p.ServerName, ServerVersion: p.ServerVersion, ToolCount: p.ToolCount, Partial: p.Partial}
 	}
+	addServerFacts(&r, s)
 	dropUnsafeRecordLinks(&r)
 	return r
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cardcrawl/cardcrawl/internal/category"
 	"github.com/cardcrawl/cardcrawl/internal/failure"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -13,12 +14,46 @@ import (
 // NotProbed is the outcome filter's word for an endpoint never probed.
 const NotProbed = "none"
 
-// ParseFilter reads the grade and outcome filters as the CLI's flags and
-// serve's query parameters spell them ("" for no filter). The error names
-// the parameter and the values it takes, so a caller can show it as is
-// (the CLI puts "--" before it).
-func ParseFilter(grade, outcome string) (store.FeedFilter, error) {
+// FilterParams are the feed's filters as the CLI's flags and serve's query
+// parameters spell them ("" for none).
+type FilterParams struct {
+	Grade, Outcome string
+	// Source defaults to card.
+	Source string
+	// Category is a category id, or "none" for the servers without one.
+	Category string
+}
+
+// ParseFilter checks the filters and makes them a store filter. The error
+// names the parameter and the values it takes, so a caller can show it as
+// is (the CLI puts "--" before it).
+func ParseFilter(p FilterParams) (store.FeedFilter, error) {
 	var f store.FeedFilter
+	grade, outcome, source := p.Grade, p.Outcome, p.Source
+	if source != "" {
+		if !slices.Contains(store.FeedSources, source) {
+			return f, fmt.Errorf("source must be one of %s, not %q", strings.Join(store.FeedSources, ", "), source)
+		}
+		f.Source = source
+	}
+	switch p.Category {
+	case "":
+	case "none":
+		f.NoCategory = true
+	default:
+		rules, err := category.Load()
+		if err != nil {
+			return f, err
+		}
+		var ids []string
+		for _, c := range rules.Categories() {
+			ids = append(ids, string(c.ID))
+		}
+		if !slices.Contains(ids, p.Category) {
+			return f, fmt.Errorf("category must be one of %s or none, not %q", strings.Join(ids, ", "), p.Category)
+		}
+		f.Category = p.Category
+	}
 	if grade != "" {
 		if !slices.Contains(servercard.Grades(), servercard.Grade(grade)) {
 			return f, fmt.Errorf("grade must be one of %s, not %q", Grades(), grade)

@@ -17,32 +17,39 @@ import (
 
 func TestParseFilter(t *testing.T) {
 	tests := []struct {
-		grade, outcome string
-		want           store.FeedFilter
-		err            string
+		grade, outcome, source, category string
+		want                             store.FeedFilter
+		err                              string
 	}{
-		{"", "", store.FeedFilter{}, ""},
-		{"conformant", "", store.FeedFilter{Grade: "conformant"}, ""},
-		{"near_conformant", "ok", store.FeedFilter{Grade: "near_conformant", Outcome: "ok"}, ""},
-		{"", "requires_login", store.FeedFilter{Outcome: "requires_login"}, ""},
-		{"non_conformant", "none", store.FeedFilter{Grade: "non_conformant", NotProbed: true}, ""},
-		{"Conformant", "", store.FeedFilter{}, `grade must be one of conformant, near_conformant, non_conformant, not "Conformant"`},
-		{"", "OK", store.FeedFilter{}, `outcome must be one of blocked, canceled, connect, handshake_rejected, http_4xx, http_5xx, not_mcp, ok, rate_limited, requires_login, timeout or none, not "OK"`},
-		{"", "dns", store.FeedFilter{}, `outcome must be one of`}, // a failure class is no outcome
+		{"", "", "", "", store.FeedFilter{}, ""},
+		{"conformant", "", "", "", store.FeedFilter{Grade: "conformant"}, ""},
+		{"near_conformant", "ok", "", "", store.FeedFilter{Grade: "near_conformant", Outcome: "ok"}, ""},
+		{"", "requires_login", "", "", store.FeedFilter{Outcome: "requires_login"}, ""},
+		{"non_conformant", "none", "", "", store.FeedFilter{Grade: "non_conformant", NotProbed: true}, ""},
+		{"", "", "card", "", store.FeedFilter{Source: "card"}, ""},
+		{"", "ok", "all", "", store.FeedFilter{Outcome: "ok", Source: "all"}, ""},
+		{"", "", "registry", "", store.FeedFilter{Source: "registry"}, ""},
+		{"Conformant", "", "", "", store.FeedFilter{}, `grade must be one of conformant, near_conformant, non_conformant, not "Conformant"`},
+		{"", "OK", "", "", store.FeedFilter{}, `outcome must be one of blocked, canceled, connect, handshake_rejected, http_4xx, http_5xx, not_mcp, ok, rate_limited, requires_login, timeout or none, not "OK"`},
+		{"", "dns", "", "", store.FeedFilter{}, `outcome must be one of`}, // a failure class is no outcome
+		{"", "", "cards", "", store.FeedFilter{}, `source must be one of card, registry, all, not "cards"`},
+		{"", "", "", "travel", store.FeedFilter{Category: "travel"}, ""},
+		{"", "", "", "none", store.FeedFilter{NoCategory: true}, ""},
+		{"", "", "", "Travel", store.FeedFilter{}, `category must be one of travel, food_delivery, real_estate, health, maps_transport, finance, shopping, media or none, not "Travel"`},
 	}
 	for _, tt := range tests {
-		got, err := feed.ParseFilter(tt.grade, tt.outcome)
+		got, err := feed.ParseFilter(feed.FilterParams{Grade: tt.grade, Outcome: tt.outcome, Source: tt.source, Category: tt.category})
 		if tt.err != "" {
 			if err == nil || !strings.HasPrefix(err.Error(), tt.err) {
-				t.Errorf("%q %q: error %v, want %q", tt.grade, tt.outcome, err, tt.err)
+				t.Errorf("%+v: error %v, want %q", tt, err, tt.err)
 			}
 			continue
 		}
 		if err != nil {
-			t.Errorf("%q %q: %v", tt.grade, tt.outcome, err)
+			t.Errorf("%+v: %v", tt, err)
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("%q %q (-want +got):\n%s", tt.grade, tt.outcome, diff)
+			t.Errorf("%+v (-want +got):\n%s", tt, diff)
 		}
 	}
 }

@@ -28,12 +28,21 @@ func dropUnsafeRecordLinks(r *Record) {
 // dropUnsafeCardLinks removes them from the copy of a card the Registry
 // JSON and the AI Catalog republish.
 func dropUnsafeCardLinks(c *servercard.Card) {
-	if !servercard.IsWebURL(c.WebsiteURL) {
-		c.WebsiteURL = ""
-	}
-	if c.Repository != nil && !servercard.IsWebURL(c.Repository.URL) {
-		c.Repository = nil
-	}
-	c.Icons = slices.DeleteFunc(c.Icons, func(ic servercard.Icon) bool { return !servercard.IsHTTPSURL(ic.Src) })
-	c.Remotes = slices.DeleteFunc(c.Remotes, func(rm servercard.Remote) bool { return !servercard.IsWebRemoteURL(rm.URL) })
+	dropUnsafeLinks(&c.WebsiteURL, &c.Repository, &c.Icons, &c.Remotes)
 }
+
+// dropUnsafeLinks removes the links of a card or a server.json (the two
+// share these types) that are not web URLs, icons that are not https.
+func dropUnsafeLinks(website *string, repo **servercard.Repository, icons *[]servercard.Icon, remotes *[]servercard.Remote) {
+	if !servercard.IsWebURL(*website) {
+		*website = ""
+	}
+	if *repo != nil && !servercard.IsWebURL((*repo).URL) {
+		*repo = nil
+	}
+	*icons = slices.DeleteFunc(*icons, unsafeIcon)
+	*remotes = slices.DeleteFunc(*remotes, unsafeRemote)
+}
+
+func unsafeIcon(ic servercard.Icon) bool     { return !servercard.IsHTTPSURL(ic.Src) }
+func unsafeRemote(rm servercard.Remote) bool { return !servercard.IsWebRemoteURL(rm.URL) }

@@ -134,3 +134,29 @@ func slicesContains(s []string, v string) bool {
 	}
 	return false
 }
+
+// TestRegistryOnlyEntryLinks: the Registry's own server.json, republished
+// for servers only the Registry declares, loses the same links a card
+// would: it is someone else's document, and the Registry's checks at
+// publish time are not this feed's guarantee.
+func TestRegistryOnlyEntryLinks(t *testing.T) {
+	e := &store.FeedEntry{Registry: &store.FeedEntryRegistry{Source: "https://registry.example", Name: "com.example/r",
+		Version: "1.0.0", ServerJSON: `{"name":"com.example/r","version":"1.0.0","description":"d",
+		"websiteUrl":"javascript:alert(1)","repository":{"url":"file:///etc/passwd","source":"github"},
+		"icons":[{"src":"http://example.com/i.png"},{"src":"https://example.com/ok.png"}],
+		"remotes":[{"type":"streamable-http","url":"https://mcp.example.com/mcp"},{"type":"sse","url":"data:text/html,x"}]}`},
+		Records: []store.FeedServer{{EndpointNorm: "https://mcp.example.com/mcp", Endpoint: "https://mcp.example.com/mcp"}}}
+	entry, ok := feed.NewRegistryEntry(e, false)
+	if !ok {
+		t.Fatal("no entry")
+	}
+	srv := entry.Server
+	if srv.WebsiteURL != "" || srv.Repository != nil || len(srv.Icons) != 1 || len(srv.Remotes) != 1 ||
+		srv.Remotes[0].URL != "https://mcp.example.com/mcp" {
+		t.Errorf("unsafe links kept: %+v", srv)
+	}
+	if d := entry.Meta.Discovery; len(d.Sources) != 1 || d.Sources[0] != "registry" || d.Registry != "https://registry.example" ||
+		len(d.Endpoints) != 1 {
+		t.Errorf("discovery: %+v", d)
+	}
+}

@@ -1,7 +1,11 @@
 package feed
 
 import (
+	"encoding/json"
+	"slices"
+
 	"github.com/cardcrawl/cardcrawl/registry/wire"
+	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -30,6 +34,11 @@ type Discovery struct {
 	Grade     string          `json:"grade"`
 	Removed   *RemovedEntry   `json:"removed,omitempty"`
 	UpdatedAt string          `json:"updatedAt,omitempty"`
+	// Sources is ["registry"] on the entry of servers only the Registry
+	// declares (source all), whose server.json is the Registry's own and
+	// Registry its registry's base URL; absent on a card's entry.
+	Sources  []string `json:"sources,omitempty"`
+	Registry string   `json:"registry,omitempty"`
 }
 
 // RemovedEntry says an entry's card no longer describes any listed
@@ -55,15 +64,17 @@ type FoundEndpoint struct {
 // server.json must have one): ok is false. With api, the entry also says
 // when it last changed, and whether it is gone.
 func NewRegistryEntry(e *store.FeedEntry, api bool) (entry RegistryEntry, ok bool) {
+	if e.Registry != nil {
+		return newRegistryOnlyEntry(e, api), true
+	}
 	first := NewRecord(&e.Records[0])
 	if first.Name == "" {
 		// A nameless card stays in the JSONL/CSV feed with its grade, but
 		// not in the Registry shape.
 		return entry, false
 	}
-	card := decodeCard(e.CardJSON)
 	srv := wire.Server{Schema: RegistrySchema, Name: first.Name, Description: first.Description, Version: first.Version,
-		Title: first.Title, WebsiteURL: first.WebsiteURL, Repository: first.Repository, Icons: card.Icons}
+		Title: first.Title, WebsiteURL: first.WebsiteURL, Repository: first.Repository, Icons: cardIcons(&e.Records[0])}
 	found := make([]FoundEndpoint, 0, len(e.Records))
 	updated := ""
 	for i := range e.Records {
@@ -75,14 +86,8 @@ func NewRegistryEntry(e *store.FeedEntry, api bool) (entry RegistryEntry, ok boo
 		updated = max(updated, s.UpdatedAt)
 		found = append(found, FoundEndpoint{Endpoint: r.Endpoint, ListedBy: r.ListedBy, FirstSeen: r.FirstSeen,
 			LastSeen: r.LastSeen, Probe: r.Probe})
-		if r.Endpoint == "" {
-			continue
-		}
-		for _, rm := range card.Remotes {
-			if rm.URL == r.Endpoint {
-				srv.Remotes = append(srv.Remotes, rm)
-				break
-			}
+		if rm, ok := cardRemote(s); ok {
+			srv.Remotes = append(srv.Remotes, rm)
 		}
 	}
 	d := Discovery{CardURL: first.CardURL, CardKey: first.CardKey, Grade: first.Grade, Findings: first.Findings,
@@ -100,4 +105,47 @@ func NewRegistryEntry(e *store.FeedEntry, api bool) (entry RegistryEntry, ok boo
 		}
 	}
 	return RegistryEntry{Server: srv, Meta: EntryMeta{Discovery: d}}, true
+}
+
+// cardIcons are the icons of a record's describing card, as the entry
+// republishes them.
+func cardIcons(s *store.FeedServer) []servercard.Icon {
+	if s.Icons == "" {
+		return nil
+	}
+	var icons []servercard.Icon
+	_ = json.Unmarshal([]byte(s.Icons), &icons) // written by the store from the decoded card
+	return slices.DeleteFunc(icons, unsafeIcon)
+}
+
+// cardRemote is the describing card's remote for a record's endpoint, as
+// the entry republishes it; ok is false when there is none.
+func cardRemote(s *store.FeedServer) (rm servercard.Remote, ok bool) {
+	if s.Remote == "" || s.Endpoint == "" {
+		return rm, false
+	}
+	if json.Unmarshal([]byte(s.Remote), &rm) != nil || unsafeRemote(rm) {
+		return rm, false
+	}
+	return rm, true
+}
+
+// newRegistryOnlyEntry republishes the Registry's own server.json of an
+// entry whose endpoints no listed card declares, links made safe as a
+// card's are, with where its endpoints stand (probes) under MetaKey.
+func newRegistryOnlyEntry(e *store.FeedEntry, api bool) RegistryEntry {
+	var srv wire.Server
+	_ = json.Unmarshal([]byte(e.Registry.ServerJSON), &srv) // stored as the Registry served it
+	dropUnsafeLinks(&srv.WebsiteURL, &srv.Repository, &srv.Icons, &srv.Remotes)
+	d := Discovery{Endpoints: make([]FoundEndpoint, 0, len(e.Records)), Findings: []string{},
+		Sources: []string{SourceRegistry}, Registry: e.Registry.Source}
+	for i := range e.Records {
+		r := NewRecord(&e.Records[i])
+		d.Endpoints = append(d.Endpoints, FoundEndpoint{Endpoint: r.Endpoint, ListedBy: r.ListedBy, FirstSeen: r.FirstSeen,
+			LastSeen: r.LastSeen, Probe: r.Probe})
+	}
+	if api {
+		d.UpdatedAt = e.Registry.ChangedAt
+	}
+	return RegistryEntry{Server: srv, Meta: EntryMeta{Discovery: d}}
 }

@@ -44,6 +44,27 @@ type ServerOptions struct {
 	// Site, when set, serves / and every path the feed does not (the
 	// person-facing pages of internal/site) instead of the one-table page.
 	Site http.Handler
+	// Source is the source a request without a source parameter selects
+	// (store.FeedSources; default card). The AI Catalog, which lists cards
+	// only, serves the cards' entries when it is all.
+	Source string
+}
+
+// parseFilter reads a request's grade, outcome, source and category;
+// source all on a
+// format with one entry per card is refused when asked for, and falls back
+// to card when it is only the server's default.
+func (s *server) parseFilter(q url.Values, allSources bool) (store.FeedFilter, error) {
+	source := q.Get("source")
+	if source == "" && (allSources || s.opts.Source != store.FeedSourceAll) {
+		source = s.opts.Source
+	}
+	filter, err := ParseFilter(FilterParams{Grade: q.Get("grade"), Outcome: q.Get("outcome"), Source: source,
+		Category: q.Get("category")})
+	if err == nil && filter.Source == store.FeedSourceAll && !allSources {
+		err = ErrCardsOnly
+	}
+	return filter, err
 }
 
 // shapeVersion is part of every ETag: a cardcrawl that writes different
@@ -133,10 +154,15 @@ func (s *server) fail(w http.ResponseWriter, err error) {
 
 func (s *server) file(f Format) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		filter, err := s.parseFilter(r.URL.Query(), f.AllSources)
+		if err != nil {
+			problem(w, http.StatusBadRequest, err.Error())
+			return
+		}
 		w.Header().Set("Content-Type", f.ContentType)
 		w.Header().Set("Access-Control-Allow-Origin", "*")
 		sw := &stallWriter{w: w, rc: http.NewResponseController(w), stall: s.opts.StallTimeout}
-		if err := f.Write(r.Context(), sw, s.opts.Store, WriteOptions{Catalog: s.opts.Catalog}); err != nil {
+		if err := f.Write(r.Context(), sw, s.opts.Store, WriteOptions{Catalog: s.opts.Catalog, Filter: filter}); err != nil {
 			s.opts.Logger.Warn("writing the feed", "format", f.Name, "err", err)
 		}
 	}
@@ -165,16 +191,19 @@ const (
 )
 
 // list serves GET /v0.1/servers with the Registry's parameters: limit,
-// cursor (opaque; here the last card key served, so a page boundary stays
-// put while servers are added before or after it), search (a substring of
+// cursor (opaque; here the last entry served: its card key, or for a
+// Registry entry with source all, its registry and name; so a page boundary
+// stays put while servers are added before or after it), search (a substring of
 // the name, any case), updated_since (RFC 3339; entries changed after it,
 // those now gone included, as the Registry includes deleted servers) and
 // version (only "latest", which every entry here is); and cardcrawl's
-// own grade and outcome (ParseFilter), which keep the entries with a
-// record that matches, and of each only those records.
+// own grade, outcome, source (all: the cards' entries, then those of the
+// Registry entries declaring servers no card declares) and category
+// (ParseFilter), which keep the entries with a record that matches, and of
+// each only those records.
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	filter, err := ParseFilter(q.Get("grade"), q.Get("outcome"))
+	filter, err := s.parseFilter(q, true)
 	if err != nil {
 		problem(w, http.StatusBadRequest, err.Error())
 		return
@@ -219,7 +248,7 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if more && len(entries) > 0 {
-		out.Metadata.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(entries[len(entries)-1].CardKey))
+		out.Metadata.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(entries[len(entries)-1].Cursor()))
 	}
 	out.Metadata.Count = len(out.Servers)
 	writeJSONResponse(w, http.StatusOK, out)

@@ -287,3 +287,38 @@ func TestSearchAndUpdatedSince(t *testing.T) {
 		}
 	}
 }
+
+// TestServeSource: the feed files and the list API take source (all adds
+// the servers only the Registry declares; the filled store has none, so
+// the records are the cards'), the AI Catalog lists cards and refuses
+// all, and a value that is no source is a 400 naming the parameter.
+func TestServeSource(t *testing.T) {
+	db, _ := filledStore(t, 3)
+	c := newServer(t, db)
+	_, _, cards := c.get("/feed.jsonl")
+	for path, want := range map[string]int{
+		"/feed.jsonl?source=all":                         http.StatusOK,
+		"/feed.csv?source=registry":                      http.StatusOK,
+		"/feed.json?source=all":                          http.StatusOK,
+		"/.well-known/ai-catalog.json?source=all":        http.StatusBadRequest,
+		"/v0.1/servers?source=all":                       http.StatusOK,
+		"/v0.1/servers?source=registry":                  http.StatusOK,
+		"/feed.jsonl?source=cards":                       http.StatusBadRequest,
+		"/v0.1/servers?source=card&grade=conformant":     http.StatusOK,
+		"/feed.jsonl?source=card&outcome=requires_login": http.StatusOK,
+	} {
+		code, _, body := c.get(path)
+		if code != want {
+			t.Errorf("%s: %d, want %d: %s", path, code, want, body)
+		}
+		if want == http.StatusBadRequest && !strings.Contains(body, "source") && !strings.Contains(body, "category") {
+			t.Errorf("%s: the problem does not name the source: %s", path, body)
+		}
+	}
+	if _, _, all := c.get("/feed.jsonl?source=all"); all != cards {
+		t.Error("source=all without Registry-only servers differs from the cards' feed")
+	}
+	if _, _, reg := c.get("/feed.csv?source=registry"); strings.Count(reg, "\n") != 1 {
+		t.Errorf("source=registry with no Registry entries: %q, want the header only", reg)
+	}
+}

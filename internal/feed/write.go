@@ -47,17 +47,20 @@ type Format struct {
 	Help string
 	// Delta: the format can carry the delta feed (WriteOptions.Since).
 	Delta bool
-	write func(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error
+	// AllSources: the format can carry the servers only the Registry
+	// declares (source all); the AI Catalog lists cards only.
+	AllSources bool
+	write      func(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error
 }
 
 // Formats are the feed's formats, in the order help lists them.
 var Formats = []Format{
-	{Name: "jsonl", ContentType: "application/jsonl", Path: "/feed.jsonl", Delta: true,
+	{Name: "jsonl", ContentType: "application/jsonl", Path: "/feed.jsonl", Delta: true, AllSources: true,
 		Help:  "one JSON record per server (endpoint, or card without remote); with --since, changes and tombstones",
 		write: writeJSONL},
-	{Name: "json", ContentType: "application/json", Path: "/feed.json",
-		Help: "the Registry v0.1 list shape, one server.json entry per describing card", write: writeRegistryJSON},
-	{Name: "csv", ContentType: "text/csv; charset=utf-8", Path: "/feed.csv",
+	{Name: "json", ContentType: "application/json", Path: "/feed.json", AllSources: true,
+		Help: "the Registry v0.1 list shape, one server.json entry per describing card (and with --source all, per Registry entry of servers no card declares)", write: writeRegistryJSON},
+	{Name: "csv", ContentType: "text/csv; charset=utf-8", Path: "/feed.csv", AllSources: true,
 		Help: "one row per server, formula cells neutralised", write: writeCSV},
 	{Name: "ai-catalog", ContentType: "application/ai-catalog+json", Path: "/.well-known/ai-catalog.json",
 		Help: "an AI Catalog of the discovered cards", write: writeAICatalog},
@@ -85,10 +88,17 @@ func FormatNamed(name string) (Format, bool) {
 // ErrNoDelta: the format cannot carry the delta feed.
 var ErrNoDelta = errors.New("this format has no delta form")
 
+// ErrCardsOnly: the format lists cards, so it cannot carry the servers only
+// the Registry declares.
+var ErrCardsOnly = errors.New("this format lists cards only: source all is for jsonl, csv and json")
+
 // Write streams the feed from src to w in this format.
 func (f Format) Write(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
 	if opts.Since != "" && !f.Delta {
 		return fmt.Errorf("%s: %w", f.Name, ErrNoDelta)
+	}
+	if opts.Filter.Source == store.FeedSourceAll && !f.AllSources {
+		return fmt.Errorf("%s: %w", f.Name, ErrCardsOnly)
 	}
 	return f.write(ctx, w, src, opts)
 }
@@ -128,7 +138,8 @@ func writeJSONL(ctx context.Context, w io.Writer, src Source, opts WriteOptions)
 
 // CSVHeader names the CSV columns, in order.
 var CSVHeader = []string{"endpoint", "transport", "templated", "name", "title", "version", "grade", "card_url",
-	"listed_by", "first_seen", "last_seen", "probe_outcome", "tool_count"}
+	"listed_by", "first_seen", "last_seen", "probe_outcome", "tool_count", "sources", "registry_name",
+	"registry_version", "registry_status", "namespace_method"}
 
 func writeCSV(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
 	cw := csv.NewWriter(w)
@@ -158,7 +169,14 @@ func csvRow(r Record) []string {
 		cardURL = r.CardKey
 	}
 	row := []string{r.Endpoint, r.Transport, strconv.FormatBool(r.Templated), r.Name, r.Title,
-		r.Version, r.Grade, cardURL, strings.Join(r.Domains(), " "), r.FirstSeen, r.LastSeen, outcome, tools}
+		r.Version, r.Grade, cardURL, strings.Join(r.Domains(), " "), r.FirstSeen, r.LastSeen, outcome, tools,
+		strings.Join(r.Sources, " "), "", "", "", ""}
+	if e := r.Registry; e != nil {
+		row[14], row[15], row[16] = e.Name, e.Version, e.Status
+	}
+	if n := r.Namespace; n != nil {
+		row[17] = n.Method
+	}
 	for i := range row {
 		row[i] = csvCell(row[i])
 	}

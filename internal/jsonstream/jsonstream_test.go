@@ -18,6 +18,13 @@ func TestArrayMatchesEncodingJSON(t *testing.T) {
 		{"empty", []any{}},
 		{"one", []any{map[string]any{"a": "<b>", "n": 1}}},
 		{"several", []any{1, "two", []int{3, 4}, map[string]string{"k": "v"}}},
+		// Structure inside strings, escapes, empty and nested containers,
+		// and raw JSON with its own spacing.
+		{"tricky", []any{
+			map[string]any{`a"{[,:]}`: `x\"y{}[],:`, "e": map[string]any{}, "l": []any{}, "n": nil,
+				"d": []any{map[string]any{"x": []any{[]any{}, map[string]any{"y": 1.5}}}}, "u": "\u2028 \x00 é <>&"},
+			json.RawMessage(` { "r" : [ 1 , { } ] } `), []string{}, "", `\`,
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, indent := range []string{"", "  "} {

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/internal/feed"
+)
+
+// TestExportSources reads the demo's database the way a directory would:
+// one record per server, with --source choosing which, and each record
+// saying where it was found and what the Registry, the reconciliation and
+// the namespace check say of it.
+func TestExportSources(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "demo.db")
+	if code, _, stderr := run(t, "", "demo", "--db", db); code != exitOK {
+		t.Fatalf("demo exit %d: %s", code, stderr)
+	}
+	records := func(args ...string) []feed.Record {
+		t.Helper()
+		code, stdout, stderr := run(t, "", append([]string{"export", "--db", db, "--format", "jsonl"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("export %v: exit %d: %s", args, code, stderr)
+		}
+		var out []feed.Record
+		sc := bufio.NewScanner(strings.NewReader(stdout))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var r feed.Record
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				t.Fatalf("%v: %s", err, sc.Text())
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	sources := func(rs []feed.Record) map[string]int {
+		n := map[string]int{}
+		for _, r := range rs {
+			n[strings.Join(r.Sources, "+")]++
+		}
+		return n
+	}
+	cards, all, reg := records(), records("--source", "all"), records("--source", "registry")
+	if got := sources(cards); got["registry"] > 0 || got["card"] == 0 || got["card+registry"] == 0 {
+		t.Errorf("default export: sources %v, want cards only, some also in the Registry", got)
+	}
+	if got := sources(reg); got["card"] > 0 || got["registry"] == 0 || got["card+registry"] == 0 {
+		t.Errorf("--source registry: sources %v", got)
+	}
+	if d := cmp.Diff(sources(all), map[string]int{"card": sources(cards)["card"],
+		"card+registry": sources(cards)["card+registry"], "registry": sources(reg)["registry"]}); d != "" {
+		t.Errorf("--source all is cards and Registry-only servers (-got +want):\n%s", d)
+	}
+	i := slices.IndexFunc(all, func(r feed.Record) bool { return r.Endpoint == "https://weather.oldstyle.example/mcp" })
+	if i < 0 {
+		t.Fatal("--source all lacks the endpoint only the Registry declares")
+	}
+	if r := all[i]; r.CardKey != "" || r.Registry == nil || r.Registry.Name != "example.oldstyle/weather" ||
+		r.Registry.Status != "active" || r.Description == "" || r.Namespace == nil || r.Namespace.Namespace != "example.oldstyle" {
+		t.Errorf("Registry-only record: %+v", r)
+	}
+	i = slices.IndexFunc(all, func(r feed.Record) bool { return r.Endpoint == "https://api.forge-ai.example/mcp" })
+	if i < 0 {
+		t.Fatal("no forge record")
+	}
+	if r := all[i]; r.Reconcile == nil || r.Reconcile.Basis != "remote_url" || r.Namespace == nil ||
+		r.Namespace.Method != "http" || r.Registry == nil || r.ProbeHistory == nil || r.ProbeHistory.Probes == 0 {
+		t.Errorf("forge record: reconcile %+v namespace %+v registry %+v history %+v", r.Reconcile, r.Namespace,
+			r.Registry, r.ProbeHistory)
+	}
+	// The Registry shape with source all: the cards' entries, then the
+	// Registry's own entry for the server no card declares.
+	code, stdout, stderr := run(t, "", "export", "--db", db, "--format", "json", "--source", "all")
+	if code != exitOK {
+		t.Fatalf("export json --source all: exit %d: %s", code, stderr)
+	}
+	var list struct {
+		Servers []feed.RegistryEntry
+	}
+	if err := json.Unmarshal([]byte(stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	last := list.Servers[len(list.Servers)-1]
+	if d := last.Meta.Discovery; last.Server.Name != "example.oldstyle/weather" || !slices.Equal(d.Sources, []string{"registry"}) ||
+		len(d.Endpoints) != 1 || d.Endpoints[0].Endpoint != "https://weather.oldstyle.example/mcp" || len(last.Server.Remotes) == 0 {
+		t.Errorf("last entry of export json --source all: %+v", last)
+	}
+	for _, e := range list.Servers[:len(list.Servers)-1] {
+		if e.Meta.Discovery.CardKey == "" || e.Meta.Discovery.Sources != nil {
+			t.Errorf("a card's entry: %+v", e.Meta.Discovery)
+		}
+	}
+
+	for _, args := range [][]string{
+		{"export", "--db", db, "--format", "ai-catalog", "--source", "all"},
+		{"export", "--db", db, "--source", "cards"},
+		{"servers", "--db", db, "--source", "both"},
+		{"serve", "--db", db, "--source", "x"},
+		{"export", "--db", db, "--category", "weather"},
+	} {
+		code, _, stderr := run(t, "", args...)
+		flag := args[len(args)-2]
+		if code != exitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, flag) {
+			t.Errorf("%v: exit %d, stderr %q; want one line about %s and exit %d", args, code, stderr, flag, exitUsage)
+		}
+	}
+	code, stdout, _ = run(t, "", "servers", "--db", db, "--source", "all")
+	if code != exitOK || !strings.Contains(stdout, "SOURCES") || !strings.Contains(stdout, "weather.oldstyle.example") {
+		t.Errorf("servers --source all: exit %d\n%s", code, stdout)
+	}
+}

@@ -1,0 +1,428 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
+)
+
+// One record per server: the card feed's records (feed_servers) carry what
+// the Registry, the reconciliation, the namespace check and the probe
+// history say about the same server, read a page at a time by key, and the
+// endpoints only the Registry declares are records too. Which records a
+// read selects is FeedFilter.Source.
+
+// FeedSource values: which servers a feed read selects.
+const (
+	// FeedSourceCard: the servers a listed card declares (the feed as it
+	// always was; the default).
+	FeedSourceCard = SourceCard
+	// FeedSourceRegistry: the endpoints a latest, active Registry entry
+	// declares, whether or not a card does too.
+	FeedSourceRegistry = SourceRegistry
+	// FeedSourceAll: both.
+	FeedSourceAll = "all"
+)
+
+// FeedSources lists the values of FeedFilter.Source.
+var FeedSources = []string{FeedSourceCard, FeedSourceRegistry, FeedSourceAll}
+
+// FeedRegistry is the Registry entry declaring a record's endpoint: the
+// first (by registry, name, version) latest, active entry that lists it
+// among its remotes.
+type FeedRegistry struct {
+	Source, Name, Version string
+	Status                string
+	PublishedAt           string
+	UpdatedAt             string
+	// Findings are the entry's findings as cardcrawl judged it against the
+	// vendored server.json schema; one of error severity means the
+	// Registry would reject the entry if it were published today.
+	Findings   finding.List
+	ServerJSON string
+}
+
+// FeedReconcile is how the record's card was paired with a Registry
+// entry: on what basis, and which fields differ (Diffs as stored, a JSON
+// array).
+type FeedReconcile struct {
+	Source, Name, Version string
+	Basis, Detail         string
+	Diffs                 string
+	ComputedAt            string
+}
+
+// ProbeCount is how many probes of an endpoint had one outcome, and when
+// the first and last of them ran.
+type ProbeCount struct {
+	Outcome     string
+	Count       int
+	First, Last string
+}
+
+// validSource reports whether s is a FeedFilter.Source value.
+func validSource(s string) bool {
+	return s == "" || s == FeedSourceCard || s == FeedSourceRegistry || s == FeedSourceAll
+}
+
+// withRegistryOnly reports whether a read selects the endpoints only the
+// Registry declares.
+func (q FeedFilter) withRegistryOnly() bool {
+	return q.Source == FeedSourceRegistry || q.Source == FeedSourceAll
+}
+
+// registryRecordColumns are a record of an endpoint only the Registry
+// declares (x: url_norm, url, type; e its entry), with registryRecordJoins.
+const registryRecordColumns = `x.url_norm, x.url, x.type, e.name, e.version, e.first_seen, e.last_seen,
+	e.changed_at, COALESCE(p.probed_at, ''), COALESCE(p.outcome, ''), COALESCE(p.transport, ''),
+	COALESCE(p.protocol, ''), COALESCE(p.server_name, ''), COALESCE(p.server_version, ''), p.tool_count,
+	COALESCE(p.result, ''), COALESCE(d.decision, ''), COALESCE(d.reason, ''),
+	COALESCE(rc.category, ''), COALESCE(rc.source, ''), e.source`
+
+// registryRecordJoins joins a registry record's latest probe, latest
+// probe decision and its entry's category.
+const registryRecordJoins = `LEFT JOIN probes p ON p.id = (SELECT MAX(p2.id) FROM probes p2 WHERE p2.remote_norm = x.url_norm)
+	LEFT JOIN probe_decisions d ON d.id = (SELECT MAX(d2.id) FROM probe_decisions d2 WHERE d2.remote_norm = x.url_norm)
+	LEFT JOIN server_categories rc ON rc.kind = '` + KindRegistry + `' AND rc.registry = e.source AND rc.subject = e.name`
+
+// scanRegistryRecords scans registryRecordColumns rows and closes them.
+func scanRegistryRecords(rows *sql.Rows) ([]FeedServer, error) {
+	var out []FeedServer
+	err := scanEach(rows, func() error {
+		var s FeedServer
+		var p ProbeRow
+		var tools sql.NullInt64
+		var decision, reason string
+		if err := rows.Scan(&s.EndpointNorm, &s.Endpoint, &s.Transport, &s.Name, &s.Version, &s.FirstSeen, &s.LastSeen,
+			&s.UpdatedAt, &p.ProbedAt, &p.Outcome, &p.Transport, &p.Protocol, &p.ServerName, &p.ServerVersion, &tools,
+			&p.Result, &decision, &reason, &s.Category, &s.CategorySource, &s.registrySource); err != nil {
+			return err
+		}
+		s.kind = kindEndpoint
+		s.Templated = strings.Contains(s.Endpoint, "{")
+		s.Findings = []string{}
+		if p.Outcome != "" {
+			p.RemoteNorm, p.URL = s.EndpointNorm, s.Endpoint
+			if tools.Valid {
+				n := int(tools.Int64)
+				p.ToolCount = &n
+			}
+			p.Partial = partialResult(p.Result)
+			p.Result = ""
+			s.Probe = &p
+		}
+		if decision != "" {
+			s.Decision = &ProbeDecision{RemoteNorm: s.EndpointNorm, URL: s.Endpoint, Decision: decision, Reason: reason}
+		}
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+// registryEntryConds adds the conditions on a Registry entry e (and its
+// category rc) that the feed's reads share: changed since, a substring of
+// the name, the category.
+func registryEntryConds(conds []string, args []any, f FeedFilter, since, search string) ([]string, []any) {
+	if since != "" {
+		conds = append(conds, "e.changed_at > ?")
+		args = append(args, since)
+	}
+	if search != "" {
+		conds = append(conds, `lower(e.name) LIKE lower(?) ESCAPE '\'`)
+		args = append(args, "%"+likeEscape(search)+"%")
+	}
+	switch {
+	case f.NoCategory:
+		conds = append(conds, "COALESCE(rc.category, '') = ''")
+	case f.Category != "":
+		conds = append(conds, "rc.category = ?")
+		args = append(args, f.Category)
+	}
+	return conds, args
+}
+
+// registryOnlyPage reads up to size endpoints after a cursor that a latest,
+// active Registry entry declares and no listed card does, in key order,
+// filtered as the feed's records are.
+func registryOnlyPage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCursor, size int) ([]FeedServer, error) {
+	if after.Kind > kindEndpoint || q.Grade != "" {
+		// Every endpoint sorts before the cards; none of these has a grade.
+		return nil, nil
+	}
+	conds, args := registryEntryConds([]string{"1 = 1"}, nil, q.FeedFilter, q.Since, q.Search)
+	switch {
+	case q.NotProbed:
+		conds = append(conds, "p.id IS NULL")
+	case q.Outcome != "":
+		conds = append(conds, "p.outcome = ?")
+		args = append(args, q.Outcome)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+registryRecordColumns+`
+		FROM (SELECT rr.url_norm AS url_norm, MIN(rr.url) AS url, MIN(rr.type) AS type FROM registry_remotes rr
+		      WHERE rr.url_norm > ?
+		        AND NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0 AND f.key = rr.url_norm AND f.removed_at IS NULL)
+		      GROUP BY rr.url_norm) x
+		JOIN registry_entries e ON (e.source, e.name, e.version) = (SELECT rr.source, rr.name, rr.version
+		      FROM registry_remotes rr WHERE rr.url_norm = x.url_norm ORDER BY rr.source, rr.name, rr.version LIMIT 1)
+		`+registryRecordJoins+`
+		WHERE `+strings.Join(conds, " AND ")+` ORDER BY x.url_norm LIMIT ?`,
+		append(append([]any{after.Key}, args...), size)...)
+	if err != nil {
+		return nil, fmt.Errorf("registry-only servers: %w", err)
+	}
+	out, err := scanRegistryRecords(rows)
+	if err != nil {
+		return nil, fmt.Errorf("registry-only servers: %w", err)
+	}
+	if q.Since == "" {
+		return out, nil
+	}
+	gone, err := registryGonePage(ctx, tx, q, after, size)
+	if err != nil {
+		return nil, err
+	}
+	return mergePages(out, gone, size), nil
+}
+
+// registryGonePage reads the tombstones of the delta feed for endpoints
+// only the Registry declared: those that left it after q.Since and that no
+// card record stands for (live, or changed since then).
+func registryGonePage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCursor, size int) ([]FeedServer, error) {
+	conds := []string{"g.removed_at > ?", "g.url_norm > ?", `NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0
+		AND f.key = g.url_norm AND (f.removed_at IS NULL OR f.updated_at > ?))`}
+	args := []any{q.Since, after.Key, q.Since}
+	if q.Search != "" {
+		conds = append(conds, `lower(g.name) LIKE lower(?) ESCAPE '\'`)
+		args = append(args, "%"+likeEscape(q.Search)+"%")
+	}
+	page, err := collect(ctx, tx, func(rows *sql.Rows) (FeedServer, error) {
+		var s FeedServer
+		err := rows.Scan(&s.EndpointNorm, &s.Endpoint, &s.Name, &s.RemovedReason, &s.RemovedAt)
+		s.kind, s.UpdatedAt, s.Findings = kindEndpoint, s.RemovedAt, []string{}
+		return s, err
+	}, `SELECT g.url_norm, g.url, g.name, g.reason, g.removed_at FROM registry_gone g WHERE `+strings.Join(conds, " AND ")+`
+		ORDER BY g.url_norm LIMIT ?`, append(args, size)...)
+	if err != nil {
+		return nil, fmt.Errorf("servers gone from the Registry: %w", err)
+	}
+	return page, nil
+}
+
+// mergePages merges two pages in feed order and keeps the first size
+// records: what one page of a walk over both holds.
+func mergePages(a, b []FeedServer, size int) []FeedServer {
+	if len(b) == 0 {
+		return a
+	}
+	out := append(a, b...)
+	sort.SliceStable(out, func(i, j int) bool {
+		ci, cj := out[i].Cursor(), out[j].Cursor()
+		if ci.Kind != cj.Kind {
+			return ci.Kind < cj.Kind
+		}
+		return ci.Key < cj.Key
+	})
+	if len(out) > size {
+		out = out[:size]
+	}
+	return out
+}
+
+// The queries of attachServerFacts, each by key (%s: the keys'
+// placeholders); store/indexes_test.go holds them to their indexes.
+const (
+	registryFactsQuery = `SELECT rr.url_norm, e.source, e.name, e.version, e.status, e.published_at, e.updated_at,
+		e.findings, e.server_json
+		FROM registry_remotes rr JOIN registry_entries e ON e.source = rr.source AND e.name = rr.name AND e.version = rr.version
+		WHERE rr.url_norm IN (%s) ORDER BY rr.url_norm, rr.source, rr.name, rr.version`
+	// In the index's order, counted here: grouping in SQL would sort.
+	probeHistoryQuery   = `SELECT remote_norm, outcome, probed_at FROM probes WHERE remote_norm IN (%s) ORDER BY remote_norm, id`
+	reconcileFactsQuery = `SELECT card_key, id, source, name, version, basis, detail, diffs, computed_at
+		FROM reconcile_results WHERE card_key IN (%s) AND kind = 'pair'`
+	namespaceFactsQuery = `SELECT namespace, kind, domain, method, result, checked_at FROM namespaces WHERE namespace IN (%s)`
+)
+
+// attachServerFacts reads, for a page of records, the Registry entry
+// declaring each endpoint, the reconciliation of each card, the namespace
+// check of each name and each endpoint's probe history: four queries,
+// whatever the page holds.
+func attachServerFacts(ctx context.Context, tx *sql.Tx, page []FeedServer) error {
+	if len(page) == 0 {
+		return nil
+	}
+	byNorm := map[string][]int{}
+	byCard := map[string][]int{}
+	var norms, cards []any
+	for i := range page {
+		s := &page[i]
+		if s.EndpointNorm != "" {
+			if byNorm[s.EndpointNorm] == nil {
+				norms = append(norms, s.EndpointNorm)
+			}
+			byNorm[s.EndpointNorm] = append(byNorm[s.EndpointNorm], i)
+		}
+		if s.CardKey != "" {
+			if byCard[s.CardKey] == nil {
+				cards = append(cards, s.CardKey)
+			}
+			byCard[s.CardKey] = append(byCard[s.CardKey], i)
+		}
+	}
+	if len(norms) > 0 {
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(registryFactsQuery, placeholders(len(norms))), norms...)
+		if err != nil {
+			return fmt.Errorf("registry entries of the feed: %w", err)
+		}
+		err = scanEach(rows, func() error {
+			var norm string
+			var r FeedRegistry
+			if err := rows.Scan(&norm, &r.Source, &r.Name, &r.Version, &r.Status, &r.PublishedAt, &r.UpdatedAt,
+				findingsScan{&r.Findings}, &r.ServerJSON); err != nil {
+				return err
+			}
+			for _, i := range byNorm[norm] {
+				if page[i].Registry == nil {
+					page[i].Registry = &r
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("registry entries of the feed: %w", err)
+		}
+		rows, err = tx.QueryContext(ctx, fmt.Sprintf(probeHistoryQuery, placeholders(len(norms))), norms...)
+		if err != nil {
+			return fmt.Errorf("probe history: %w", err)
+		}
+		history := map[string][]ProbeCount{}
+		err = scanEach(rows, func() error {
+			var norm, outcome, at string
+			if err := rows.Scan(&norm, &outcome, &at); err != nil {
+				return err
+			}
+			h := history[norm]
+			i := slices.IndexFunc(h, func(c ProbeCount) bool { return c.Outcome == outcome })
+			if i < 0 {
+				history[norm] = append(h, ProbeCount{Outcome: outcome, Count: 1, First: at, Last: at})
+				return nil
+			}
+			h[i].Count++
+			h[i].First, h[i].Last = min(h[i].First, at), max(h[i].Last, at)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("probe history: %w", err)
+		}
+		for norm, h := range history {
+			slices.SortFunc(h, func(a, b ProbeCount) int { return strings.Compare(a.Outcome, b.Outcome) })
+			for _, i := range byNorm[norm] {
+				page[i].ProbeHistory = h
+			}
+		}
+	}
+	if len(cards) > 0 {
+		pairID := map[string]int64{}
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(reconcileFactsQuery, placeholders(len(cards))), cards...)
+		if err != nil {
+			return fmt.Errorf("reconciliation of the feed: %w", err)
+		}
+		err = scanEach(rows, func() error {
+			var key string
+			var id int64
+			var r FeedReconcile
+			if err := rows.Scan(&key, &id, &r.Source, &r.Name, &r.Version, &r.Basis, &r.Detail, &r.Diffs, &r.ComputedAt); err != nil {
+				return err
+			}
+			// A card pairs with one entry; should it pair with more, the
+			// first recorded is the one shown, as diff lists them.
+			if first, ok := pairID[key]; ok && first < id {
+				return nil
+			}
+			pairID[key] = id
+			for _, i := range byCard[key] {
+				page[i].Reconcile = &r
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("reconciliation of the feed: %w", err)
+		}
+	}
+	byNS := map[string][]int{}
+	var spaces []any
+	for i := range page {
+		name := page[i].Name
+		if name == "" && page[i].Registry != nil {
+			name = page[i].Registry.Name
+		}
+		ns, _, found := strings.Cut(name, "/")
+		if !found || ns == "" {
+			continue
+		}
+		if byNS[ns] == nil {
+			spaces = append(spaces, ns)
+		}
+		byNS[ns] = append(byNS[ns], i)
+	}
+	if len(spaces) == 0 {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, fmt.Sprintf(namespaceFactsQuery, placeholders(len(spaces))), spaces...)
+	if err != nil {
+		return fmt.Errorf("namespaces of the feed: %w", err)
+	}
+	err = scanEach(rows, func() error {
+		var n NamespaceRow
+		if err := rows.Scan(&n.Namespace, &n.Kind, &n.Domain, &n.Method, &n.Result, &n.CheckedAt); err != nil {
+			return err
+		}
+		for _, i := range byNS[n.Namespace] {
+			page[i].Namespace = &n
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("namespaces of the feed: %w", err)
+	}
+	return nil
+}
+
+// scanEach calls scan for every row and closes rows.
+func scanEach(rows *sql.Rows, scan func() error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// touchFeedRecords moves updatedAt, and the change counter, of the live
+// feed records that where (a condition on feed_servers) selects, if any:
+// what the feed says of them beyond their card changed. seq holds the
+// transaction's change number once taken (0 before), so one transaction
+// takes one.
+func touchFeedRecords(ctx context.Context, tx *sql.Tx, now string, seq *int64, where string, args ...any) error {
+	where = `removed_at IS NULL AND ` + where
+	var found bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM feed_servers WHERE `+where+`)`, args...).Scan(&found); err != nil {
+		return err
+	}
+	if !found {
+		return nil
+	}
+	if *seq == 0 {
+		if err := tx.QueryRowContext(ctx, bumpFeedSeq).Scan(seq); err != nil {
+			return fmt.Errorf("feed change counter: %w", err)
+		}
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE feed_servers SET updated_at = ?, seq = ? WHERE `+where, append([]any{now, *seq}, args...)...)
+	return err
+}
