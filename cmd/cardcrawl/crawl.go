@@ -8,7 +8,6 @@ import (
 	"iter"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -25,20 +24,6 @@ import (
 
 func init() {
 	register(&command{name: "crawl", summary: "crawl domains: AI Catalog → Server Cards → database", run: runCrawl})
-}
-
-// crawlGCPercent is the garbage collector's target for a crawl, unless
-// GOGC says otherwise. A crawl allocates about 150 KB per domain (most of
-// it TLS handshakes) and keeps only a few MB live, so at Go's default of
-// 100 it collects every few MB and the collector costs ~7 % of its CPU;
-// at 200 it collects half as often, for ~10 MB more peak RSS (measured in
-// BENCHMARKS.md, far below the 150 MB bound).
-const crawlGCPercent = 200
-
-func crawlGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(crawlGCPercent)
-	}
 }
 
 // crawlFlags are the crawl's own flags, shared with demo.
