@@ -477,6 +477,7 @@ func (c *crawler) domain(runCtx context.Context, domain string) {
 	c.mu.Unlock()
 
 	b := c.newBudget(runCtx, ctx, domain)
+	b.batch = true
 	for _, ep := range endpointsOf(dc.remotes) {
 		if !b.decide(ep) {
 			break

@@ -95,6 +95,11 @@ type budget struct {
 	domain string
 	probes int
 	capped []string
+	// batch: decisions not to probe wait in queued, their endpoints still
+	// claimed, and are written together with the next decision to probe or
+	// by finish — one shared write per domain rather than one per endpoint.
+	batch  bool
+	queued []store.ProbeDecision
 }
 
 func (c *crawler) newBudget(runCtx, ctx context.Context, domain string) *budget {
@@ -142,7 +147,12 @@ func (b *budget) decide(ep *endpoint) bool {
 	if !c.claim(ep.norm) {
 		return true
 	}
-	defer c.release(ep.norm)
+	held := false // queued: released once written
+	defer func() {
+		if !held {
+			c.release(ep.norm)
+		}
+	}()
 	// The store is written even after the domain's deadline: the decision
 	// is what records that the deadline was hit.
 	st, dbCtx := c.opts.Store, context.WithoutCancel(b.runCtx)
@@ -159,6 +169,11 @@ func (b *budget) decide(ep *endpoint) bool {
 	}
 	if b.runCtx.Err() != nil {
 		return false
+	}
+	if !dec.Probe && b.batch {
+		b.queued = append(b.queued, b.decision(ep, dec))
+		held = true
+		return true
 	}
 	if !b.record(dbCtx, ep, dec) || !dec.Probe {
 		return true
@@ -227,34 +242,58 @@ func (b *budget) verdict(dbCtx context.Context, ep *endpoint) (probe.Decision, e
 	return dec, nil
 }
 
-// record appends the decision and counts a skip; false when the store
-// failed (the run is ending).
-func (b *budget) record(dbCtx context.Context, ep *endpoint, dec probe.Decision) bool {
-	c := b.c
+// decision is the stored form of a decision about ep.
+func (b *budget) decision(ep *endpoint, dec probe.Decision) store.ProbeDecision {
 	verdict := "skip"
 	if dec.Probe {
 		verdict = "probe"
 	}
-	if err := c.opts.Store.AddProbeDecision(dbCtx, store.ProbeDecision{
-		RunID: c.runID, RemoteNorm: ep.norm, URL: ep.remote.URL, Decision: verdict, Reason: dec.Reason,
-		DeclaredBy: ep.declarer(),
-	}); err != nil {
+	return store.ProbeDecision{RunID: b.c.runID, RemoteNorm: ep.norm, URL: ep.remote.URL, Decision: verdict,
+		Reason: dec.Reason, DeclaredBy: ep.declarer()}
+}
+
+// record appends the decision, after those queued, and counts the skips;
+// false when the store failed (the run is ending).
+func (b *budget) record(dbCtx context.Context, ep *endpoint, dec probe.Decision) bool {
+	return b.write(dbCtx, b.decision(ep, dec))
+}
+
+// write stores the queued decisions and more in one shared write, then
+// releases the queued endpoints' claims.
+func (b *budget) write(dbCtx context.Context, more ...store.ProbeDecision) bool {
+	c := b.c
+	ds := append(b.queued, more...)
+	queued := len(b.queued)
+	b.queued = nil
+	if len(ds) == 0 {
+		return true
+	}
+	err := c.opts.Store.AddProbeDecision(dbCtx, ds...)
+	for _, d := range ds[:queued] {
+		c.release(d.RemoteNorm)
+	}
+	if err != nil {
 		c.fail(err)
 		return false
 	}
-	if !dec.Probe {
-		c.mu.Lock()
-		c.sum.ProbeSkips[dec.Reason]++
-		c.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, d := range ds {
+		if d.Decision != "probe" {
+			c.sum.ProbeSkips[d.Reason]++
+		}
 	}
 	return true
 }
 
-// finish records the caps the domain hit, those of its fetches (already
-// saved with its result) and those of its probes, in the summary, and the
-// latter in the store.
+// finish writes the queued decisions, and records the caps the domain hit,
+// those of its fetches (already saved with its result) and those of its
+// probes, in the summary, and the latter in the store.
 func (b *budget) finish(saved []string) {
 	c := b.c
+	// Decided before any interruption: written as they would have been
+	// one by one.
+	b.write(context.WithoutCancel(b.runCtx))
 	if len(b.capped) > 0 {
 		if err := c.opts.Store.AddDomainCaps(context.WithoutCancel(b.runCtx), b.domain, b.capped); err != nil {
 			c.fail(err)

@@ -45,7 +45,7 @@ type Documents interface {
 // ProbeLog records probe decisions and results, and answers what a
 // decision needs: when an endpoint was last probed, against which card.
 type ProbeLog interface {
-	AddProbeDecision(ctx context.Context, d store.ProbeDecision) error
+	AddProbeDecision(ctx context.Context, ds ...store.ProbeDecision) error
 	AddProbe(ctx context.Context, runID int64, p store.ProbeRow) error
 	DecidedInRun(ctx context.Context, runID int64, remoteNorm string) (bool, error)
 	LastProbe(ctx context.Context, remoteNorm string) (at time.Time, cardSHA string, ok bool, err error)

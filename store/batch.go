@@ -129,25 +129,47 @@ type txw struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts *stmtCache
+	// bound are the cached statements bound to tx so far: a shared commit
+	// runs the same few statements many times, and binding one to the
+	// transaction allocates and takes locks each time.
+	bound map[string]*sql.Stmt
+}
+
+// stmt returns query's prepared statement bound to the transaction, or nil
+// when it is not prepared yet.
+func (t *txw) stmt(query string) *sql.Stmt {
+	if st := t.bound[query]; st != nil {
+		return st
+	}
+	st := t.stmts.get(query)
+	if st == nil {
+		return nil
+	}
+	if t.bound == nil {
+		t.bound = map[string]*sql.Stmt{}
+	}
+	st = t.tx.StmtContext(t.ctx, st)
+	t.bound[query] = st
+	return st
 }
 
 func (t *txw) exec(query string, args ...any) (sql.Result, error) {
-	if st := t.stmts.get(query); st != nil {
-		return t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
+	if st := t.stmt(query); st != nil {
+		return st.ExecContext(t.ctx, args...)
 	}
 	return t.tx.ExecContext(t.ctx, query, args...)
 }
 
 func (t *txw) queryRow(query string, args ...any) *sql.Row {
-	if st := t.stmts.get(query); st != nil {
-		return t.tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
+	if st := t.stmt(query); st != nil {
+		return st.QueryRowContext(t.ctx, args...)
 	}
 	return t.tx.QueryRowContext(t.ctx, query, args...)
 }
 
 func (t *txw) query(query string, args ...any) (*sql.Rows, error) {
-	if st := t.stmts.get(query); st != nil {
-		return t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
+	if st := t.stmt(query); st != nil {
+		return st.QueryContext(t.ctx, args...)
 	}
 	return t.tx.QueryContext(t.ctx, query, args...)
 }

@@ -132,7 +132,7 @@ func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 	now := ts(at)
 	// What the domain listed before, read in this transaction: a retried
 	// write reads it again.
-	feedBefore, err := feedBeforeDomain(tx, r.Domain)
+	before, err := activeListings(tx, r.Domain)
 	if err != nil {
 		return err
 	}
@@ -209,22 +209,31 @@ func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 			return fmt.Errorf("save remote %s: %w", m.URL, err)
 		}
 	}
+	// What the domain lists after this write follows from what it listed
+	// before: a definitive result keeps only the kept listings and the new
+	// ones, any other adds the new ones. Working it out here spares
+	// reading the listings again (and a statement when nothing retires).
+	after := before
 	if r.Definitive {
-		kept, err := keptListings(tx, r)
+		kept, err := keptListings(tx, r, before)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.exec(`UPDATE listings SET active = FALSE WHERE domain = ?`, r.Domain); err != nil {
-			return fmt.Errorf("retire listings of %s: %w", r.Domain, err)
-		}
-		for _, k := range kept {
-			if _, err := tx.exec(`UPDATE listings SET active = TRUE WHERE domain = ? AND catalog_url = ?
-				AND identifier = ? AND card_key = ? AND remote_norm = ?`,
-				r.Domain, k.CatalogURL, k.Identifier, k.CardKey, k.RemoteNorm); err != nil {
-				return fmt.Errorf("keep listing of %s: %w", r.Domain, err)
+		after = kept
+		if retiring(before, kept, r.Listings) {
+			if _, err := tx.exec(`UPDATE listings SET active = FALSE WHERE domain = ? AND active = TRUE`, r.Domain); err != nil {
+				return fmt.Errorf("retire listings of %s: %w", r.Domain, err)
+			}
+			for _, k := range kept {
+				if _, err := tx.exec(`UPDATE listings SET active = TRUE WHERE domain = ? AND catalog_url = ?
+					AND identifier = ? AND card_key = ? AND remote_norm = ?`,
+					r.Domain, k.CatalogURL, k.Identifier, k.CardKey, k.RemoteNorm); err != nil {
+					return fmt.Errorf("keep listing of %s: %w", r.Domain, err)
+				}
 			}
 		}
 	}
+	after = unionListings(after, r.Listings)
 	for _, l := range r.Listings {
 		if _, err := tx.exec(`INSERT INTO listings
 			(domain, catalog_url, identifier, card_key, remote_norm, active, first_seen, last_seen)
@@ -235,12 +244,7 @@ func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 			return fmt.Errorf("save listing for %s: %w", r.Domain, err)
 		}
 	}
-
-	var cards, remotes int
-	if err := tx.queryRow(`SELECT COUNT(DISTINCT card_key), COUNT(DISTINCT NULLIF(remote_norm, ''))
-		FROM listings WHERE domain = ? AND active = TRUE`, r.Domain).Scan(&cards, &remotes); err != nil {
-		return fmt.Errorf("count listings of %s: %w", r.Domain, err)
-	}
+	cards, remotes := countListings(after)
 	// Consecutive failures are counted, and from the second on the domain
 	// is left for longer (Backoff); any answer resets the count.
 	attempts := 0
@@ -265,35 +269,37 @@ func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 		r.Domain); err != nil {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)
 	}
-	return feedAfterDomain(tx, now, r, feedBefore)
+	return feedAfterDomain(tx, now, r, before, after)
 }
 
 const domainCatalogsQuery = `SELECT catalog_url, parent_url FROM domain_catalogs WHERE domain = ?`
 
-// keptListings returns the domain's active listings that reach a kept card,
-// or come through a kept catalog or any catalog nested below one.
-func keptListings(tx *txw, r DomainResult) ([]ListingRecord, error) {
+// keptListings returns the domain's active listings (before) that reach a
+// kept card, or come through a kept catalog or any catalog nested below one.
+func keptListings(tx *txw, r DomainResult, before []ListingRecord) ([]ListingRecord, error) {
 	if len(r.KeepCards) == 0 && len(r.KeepCatalogs) == 0 {
 		return nil, nil
 	}
 	catalogs := map[string]bool{}
 	children := map[string][]string{}
-	if err := func() error {
-		rows, err := tx.query(domainCatalogsQuery, r.Domain)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var u, parent string
-			if err := rows.Scan(&u, &parent); err != nil {
+	if len(r.KeepCatalogs) > 0 {
+		if err := func() error {
+			rows, err := tx.query(domainCatalogsQuery, r.Domain)
+			if err != nil {
 				return err
 			}
-			children[parent] = append(children[parent], u)
+			defer rows.Close()
+			for rows.Next() {
+				var u, parent string
+				if err := rows.Scan(&u, &parent); err != nil {
+					return err
+				}
+				children[parent] = append(children[parent], u)
+			}
+			return rows.Err()
+		}(); err != nil {
+			return nil, fmt.Errorf("catalogs of %s: %w", r.Domain, err)
 		}
-		return rows.Err()
-	}(); err != nil {
-		return nil, fmt.Errorf("catalogs of %s: %w", r.Domain, err)
 	}
 	queue := append([]string(nil), r.KeepCatalogs...)
 	for len(queue) > 0 {
@@ -309,23 +315,68 @@ func keptListings(tx *txw, r DomainResult) ([]ListingRecord, error) {
 	for _, k := range r.KeepCards {
 		cards[k] = true
 	}
-	rows, err := tx.query(`SELECT catalog_url, identifier, card_key, remote_norm FROM listings
-		WHERE domain = ? AND active = TRUE`, r.Domain)
-	if err != nil {
-		return nil, fmt.Errorf("listings of %s: %w", r.Domain, err)
-	}
-	defer rows.Close()
 	var out []ListingRecord
-	for rows.Next() {
-		var l ListingRecord
-		if err := rows.Scan(&l.CatalogURL, &l.Identifier, &l.CardKey, &l.RemoteNorm); err != nil {
-			return nil, fmt.Errorf("listings of %s: %w", r.Domain, err)
-		}
+	for _, l := range before {
 		if cards[l.CardKey] || catalogs[l.CatalogURL] {
 			out = append(out, l)
 		}
 	}
-	return out, rows.Err()
+	return out, nil
+}
+
+// retiring says whether a definitive result leaves some of the domain's
+// active listings (before) neither kept nor listed again.
+func retiring(before, kept, listed []ListingRecord) bool {
+	if len(before) == 0 {
+		return false
+	}
+	stay := make(map[ListingRecord]bool, len(kept)+len(listed))
+	for _, l := range kept {
+		stay[l] = true
+	}
+	for _, l := range listed {
+		stay[l] = true
+	}
+	for _, l := range before {
+		if !stay[l] {
+			return true
+		}
+	}
+	return false
+}
+
+// unionListings is a set union: have (distinct, as read or derived from
+// the table) plus those of add not in it yet.
+func unionListings(have, add []ListingRecord) []ListingRecord {
+	if len(add) == 0 {
+		return have
+	}
+	out := slices.Clip(have)
+	seen := make(map[ListingRecord]bool, len(have)+len(add))
+	for _, l := range have {
+		seen[l] = true
+	}
+	for _, l := range add {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// countListings counts the distinct cards and endpoints listings reach, as
+// domains.cards and domains.remotes hold them.
+func countListings(ls []ListingRecord) (cards, remotes int) {
+	cs := make(map[string]bool, len(ls))
+	rs := make(map[string]bool, len(ls))
+	for _, l := range ls {
+		cs[l.CardKey] = true
+		if l.RemoteNorm != "" {
+			rs[l.RemoteNorm] = true
+		}
+	}
+	return len(cs), len(rs)
 }
 
 // Caps a domain can hit, as stored in domains.capped.

@@ -92,44 +92,66 @@ func (f *feedTx) bump() (int64, error) {
 }
 
 // domainListings are the (kind, key) records a domain's active listings
-// reach, each with its listings, to tell afterwards which changed.
+// reach, each with its listings in listingOrder, to tell afterwards which
+// changed.
 type domainListings map[feedKey][]ListingRecord
 
-func activeDomainListings(tx *txw, domain string) (domainListings, error) {
+// activeListings reads a domain's active listings, in no particular order.
+func activeListings(tx *txw, domain string) ([]ListingRecord, error) {
 	rows, err := tx.query(`SELECT catalog_url, identifier, card_key, remote_norm FROM listings
-		WHERE domain = ? AND active = TRUE ORDER BY remote_norm, card_key, catalog_url, identifier`, domain)
+		WHERE domain = ? AND active = TRUE`, domain)
 	if err != nil {
 		return nil, fmt.Errorf("listings of %s: %w", domain, err)
 	}
 	defer rows.Close()
-	out := domainListings{}
+	var out []ListingRecord
 	for rows.Next() {
 		var l ListingRecord
 		if err := rows.Scan(&l.CatalogURL, &l.Identifier, &l.CardKey, &l.RemoteNorm); err != nil {
 			return nil, fmt.Errorf("listings of %s: %w", domain, err)
 		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// groupListings groups listings by the record they reach. The order within
+// a group is byte order, done here rather than in SQL, so a comparison
+// does not depend on a database's collation.
+func groupListings(ls []ListingRecord) domainListings {
+	out := domainListings{}
+	for _, l := range ls {
 		k := feedKey{kindEndpoint, l.RemoteNorm}
 		if l.RemoteNorm == "" {
 			k = feedKey{kindCard, l.CardKey}
 		}
 		out[k] = append(out[k], l)
 	}
-	return out, rows.Err()
+	for _, g := range out {
+		slices.SortFunc(g, listingOrder)
+	}
+	return out
 }
 
-// feedBeforeDomain reads what a domain listed before SaveDomain changes it.
-func feedBeforeDomain(tx *txw, domain string) (domainListings, error) {
-	return activeDomainListings(tx, domain)
+func listingOrder(a, b ListingRecord) int {
+	if c := cmpString(a.RemoteNorm, b.RemoteNorm); c != 0 {
+		return c
+	}
+	if c := cmpString(a.CardKey, b.CardKey); c != 0 {
+		return c
+	}
+	if c := cmpString(a.CatalogURL, b.CatalogURL); c != 0 {
+		return c
+	}
+	return cmpString(a.Identifier, b.Identifier)
 }
 
 // feedAfterDomain brings every record SaveDomain may have changed up to
 // date: those the domain listed before or lists now, and those described
-// by a card it saved (other domains may list that card too).
-func feedAfterDomain(tx *txw, now string, r DomainResult, before domainListings) error {
-	after, err := activeDomainListings(tx, r.Domain)
-	if err != nil {
-		return err
-	}
+// by a card it saved (other domains may list that card too). before and
+// after are the domain's active listings before and after SaveDomain.
+func feedAfterDomain(tx *txw, now string, r DomainResult, beforeList, afterList []ListingRecord) error {
+	before, after := groupListings(beforeList), groupListings(afterList)
 	reason := RemovedNotListed
 	if r.Definitive && r.Outcome != OutcomeCatalog {
 		reason = RemovedCatalogGone
@@ -230,11 +252,19 @@ func cmpString(a, b string) int {
 // record. A decision never changes a record's meaning, and every remote
 // gets one on every run, so this is one targeted update rather than a
 // recomputation (compute reads the same latest decision).
-func feedAfterDecision(tx *txw, now string, d ProbeDecision) error {
+func feedAfterDecision(f *feedTx, d ProbeDecision) error {
 	if d.RemoteNorm == "" {
 		return nil
 	}
-	f := newFeedTx(tx, now)
+	if f.seq != 0 {
+		// The transaction's change number is known: one statement.
+		if _, err := f.tx.exec(`UPDATE feed_servers SET decision = ?, decision_reason = ?, seq = ?
+			WHERE kind = 0 AND key = ? AND removed_at IS NULL AND (decision <> ? OR decision_reason <> ?)`,
+			d.Decision, d.Reason, f.seq, d.RemoteNorm, d.Decision, d.Reason); err != nil {
+			return fmt.Errorf("feed record %s: %w", d.RemoteNorm, err)
+		}
+		return nil
+	}
 	res, err := f.tx.exec(`UPDATE feed_servers SET decision = ?, decision_reason = ?
 		WHERE kind = 0 AND key = ? AND removed_at IS NULL AND (decision <> ? OR decision_reason <> ?)`,
 		d.Decision, d.Reason, d.RemoteNorm, d.Decision, d.Reason)

@@ -39,19 +39,28 @@ type ProbeDecision struct {
 	DeclaredBy string
 }
 
-// AddProbeDecision appends a decision.
-func (db *DB) AddProbeDecision(ctx context.Context, d ProbeDecision) error {
+// AddProbeDecision appends decisions, in one transaction.
+func (db *DB) AddProbeDecision(ctx context.Context, ds ...ProbeDecision) error {
+	if len(ds) == 0 {
+		return nil
+	}
 	now := db.Now()
 	err := db.write(func(tx *txw) error {
-		_, err := tx.exec(`INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason, d.DeclaredBy)
-		if err != nil {
-			return err
+		f := newFeedTx(tx, now)
+		for _, d := range ds {
+			_, err := tx.exec(`INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason, d.DeclaredBy)
+			if err != nil {
+				return fmt.Errorf("decision for %s: %w", d.URL, err)
+			}
+			if err := feedAfterDecision(f, d); err != nil {
+				return fmt.Errorf("decision for %s: %w", d.URL, err)
+			}
 		}
-		return feedAfterDecision(tx, now, d)
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("add probe decision for %s: %w", d.URL, err)
+		return fmt.Errorf("add probe decisions: %w", err)
 	}
 	return nil
 }

@@ -160,12 +160,29 @@ func testSaveDomain(t *testing.T, open Open) {
 	if declared, err = st.StillDeclared(ctx, "https://two.example/mcp", "h-a.example"); err != nil || declared {
 		t.Errorf("a retired listing still declares its remote (%v)", err)
 	}
+	counts := func(when string, cards, remotes int) {
+		t.Helper()
+		if d := domains(t, st)["a.example"]; d.Cards != cards || d.Remotes != remotes {
+			t.Errorf("%s: %d card(s), %d remote(s), want %d and %d", when, d.Cards, d.Remotes, cards, remotes)
+		}
+	}
+	counts("after retiring one remote", 1, 1)
 	// A transient failure keeps what was listed; the card is read back whole.
 	check(t, st.SaveDomain(ctx, store.DomainResult{Domain: "a.example", RunID: 3, Outcome: store.OutcomeFailed, Class: "timeout"}))
+	counts("after a transient failure", 1, 1)
 	var got []store.ReconcileCard
 	check(t, st.EachListedCard(ctx, func(c store.ReconcileCard) error { got = append(got, c); return nil }))
 	diff(t, "listed cards", []store.ReconcileCard{{Key: "https://a.example/card", JSON: `{"name":"com.example/a.example"}`,
 		Domains: []string{"a.example"}}}, got)
+	// A result that is not definitive adds to what is listed.
+	more := result("a.example", 4, "https://three.example/mcp")
+	more.Definitive = false
+	check(t, st.SaveDomain(ctx, more))
+	counts("after adding one remote", 1, 2)
+	// The catalog is gone: nothing is listed any more.
+	check(t, st.SaveDomain(ctx, store.DomainResult{Domain: "a.example", RunID: 5, Outcome: store.OutcomeNoCatalog,
+		Definitive: true}))
+	counts("after the catalog went", 0, 0)
 }
 
 // testSharedNestedCatalog: a nested catalog two domains reach belongs to
