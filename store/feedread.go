@@ -118,13 +118,7 @@ type FeedFilter struct {
 func (q FeedFilter) conds() ([]string, []any) {
 	var conds []string
 	var args []any
-	switch {
-	case q.NoCategory:
-		conds = append(conds, "COALESCE(sc.category, '') = ''")
-	case q.Category != "":
-		conds = append(conds, "sc.category = ?")
-		args = append(args, q.Category)
-	}
+	conds, args = q.categoryCond(conds, args, "sc")
 	if q.Grade != "" {
 		conds = append(conds, "f.grade = ?")
 		args = append(args, q.Grade)
@@ -138,6 +132,19 @@ func (q FeedFilter) conds() ([]string, []any) {
 	case q.Outcome != "":
 		conds = append(conds, "f.probe_outcome = ?")
 		args = append(args, q.Outcome)
+	}
+	return conds, args
+}
+
+// categoryCond adds the category condition on the category table aliased
+// as table (server_categories, joined for the record or its entry).
+func (q FeedFilter) categoryCond(conds []string, args []any, table string) ([]string, []any) {
+	switch {
+	case q.NoCategory:
+		conds = append(conds, "COALESCE("+table+".category, '') = ''")
+	case q.Category != "":
+		conds = append(conds, table+".category = ?")
+		args = append(args, q.Category)
 	}
 	return conds, args
 }

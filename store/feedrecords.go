@@ -137,14 +137,7 @@ func registryEntryConds(conds []string, args []any, f FeedFilter, since, search 
 		conds = append(conds, `lower(e.name) LIKE lower(?) ESCAPE '\'`)
 		args = append(args, "%"+likeEscape(search)+"%")
 	}
-	switch {
-	case f.NoCategory:
-		conds = append(conds, "COALESCE(rc.category, '') = ''")
-	case f.Category != "":
-		conds = append(conds, "rc.category = ?")
-		args = append(args, f.Category)
-	}
-	return conds, args
+	return f.categoryCond(conds, args, "rc")
 }
 
 // registryOnlyPage reads up to size endpoints after a cursor that a latest,
