@@ -211,8 +211,17 @@ func scanFeedServer(rows *sql.Rows) (FeedServer, error) {
 	if s.Findings == nil {
 		s.Findings = []string{}
 	}
-	if outcome != "" {
-		p.RemoteNorm, p.URL, p.Outcome, p.ProbedAt = s.EndpointNorm, s.Endpoint, outcome, probedAt
+	p.Outcome, p.ProbedAt = outcome, probedAt
+	s.setProbe(p, tools, decision, reason)
+	s.RemovedAt = removed.String
+	return s, nil
+}
+
+// setProbe gives a record its latest probe (none when p has no outcome)
+// and latest probe decision (none when decision is ""), as scanned.
+func (s *FeedServer) setProbe(p ProbeRow, tools sql.NullInt64, decision, reason string) {
+	if p.Outcome != "" {
+		p.RemoteNorm, p.URL = s.EndpointNorm, s.Endpoint
 		if tools.Valid {
 			n := int(tools.Int64)
 			p.ToolCount = &n
@@ -222,8 +231,6 @@ func scanFeedServer(rows *sql.Rows) (FeedServer, error) {
 	if decision != "" {
 		s.Decision = &ProbeDecision{RemoteNorm: s.EndpointNorm, URL: s.Endpoint, Decision: decision, Reason: reason}
 	}
-	s.RemovedAt = removed.String
-	return s, nil
 }
 
 // where is a FeedQuery's filter as SQL over feed_servers f.

@@ -106,19 +106,9 @@ func scanRegistryRecords(rows *sql.Rows) ([]FeedServer, error) {
 		s.kind = kindEndpoint
 		s.Templated = strings.Contains(s.Endpoint, "{")
 		s.Findings = []string{}
-		if p.Outcome != "" {
-			p.RemoteNorm, p.URL = s.EndpointNorm, s.Endpoint
-			if tools.Valid {
-				n := int(tools.Int64)
-				p.ToolCount = &n
-			}
-			p.Partial = partialResult(p.Result)
-			p.Result = ""
-			s.Probe = &p
-		}
-		if decision != "" {
-			s.Decision = &ProbeDecision{RemoteNorm: s.EndpointNorm, URL: s.Endpoint, Decision: decision, Reason: reason}
-		}
+		p.Partial = partialResult(p.Result)
+		p.Result = ""
+		s.setProbe(p, tools, decision, reason)
 		out = append(out, s)
 		return nil
 	})

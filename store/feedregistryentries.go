@@ -101,9 +101,8 @@ func registryEntriesPage(ctx context.Context, tx *sql.Tx, q registryEntryQuery, 
 			kept = append(kept, r)
 		}
 	}
-	if err := attachServerFacts(ctx, tx, kept); err != nil {
-		return nil, 0, last, err
-	}
+	// The Registry shape carries each endpoint's probe, not the record's
+	// facts (attachServerFacts): they are not read here.
 	by := map[subjectKey][]FeedServer{}
 	for _, r := range kept {
 		k := subjectKey{r.registrySource, r.Name}
