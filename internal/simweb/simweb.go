@@ -70,7 +70,7 @@ type Web struct {
 
 	recMu    sync.Mutex
 	requests []Request
-	inflight map[string]int
+	inflight map[string]map[*flight]struct{}
 	peak     map[string]int
 	inAll    int
 	peakAll  int
@@ -117,7 +117,7 @@ func New(opts Options) (*Web, error) {
 		ca:       ca,
 		sites:    make(map[string]*site),
 		faults:   make(map[string]fault),
-		inflight: make(map[string]int),
+		inflight: make(map[string]map[*flight]struct{}),
 		peak:     make(map[string]int),
 		closed:   make(chan struct{}),
 	}, nil
@@ -419,7 +419,13 @@ func (w *Web) MaxConcurrent(host string) int {
 	return w.peak[host]
 }
 
-func (w *Web) begin(host string, r *http.Request) {
+// flight is one request a handler is serving.
+type flight struct {
+	host string
+	ctx  context.Context
+}
+
+func (w *Web) begin(host string, r *http.Request) *flight {
 	w.recMu.Lock()
 	defer w.recMu.Unlock()
 	if !w.discard {
@@ -440,22 +446,46 @@ func (w *Web) begin(host string, r *http.Request) {
 			At:              time.Now(),
 		})
 	}
-	w.inflight[host]++
-	w.peak[host] = max(w.peak[host], w.inflight[host])
+	// A request whose client has gone (it read what it needed and reset
+	// the stream) is over for that client even if its handler, or the
+	// goroutine that would tell us, has not run yet: the server cancels
+	// its context before it reads the client's next request, so looking
+	// at the contexts here cannot count a polite client's next request as
+	// overlapping, however the goroutines are scheduled.
+	fs := w.inflight[host]
+	if fs == nil {
+		fs = make(map[*flight]struct{})
+		w.inflight[host] = fs
+	}
+	for f := range fs {
+		if f.ctx.Err() != nil {
+			delete(fs, f)
+			w.inAll--
+		}
+	}
+	f := &flight{host: host, ctx: r.Context()}
+	fs[f] = struct{}{}
+	w.peak[host] = max(w.peak[host], len(fs))
 	w.inAll++
 	w.peakAll = max(w.peakAll, w.inAll)
+	return f
 }
 
-func (w *Web) end(host string) {
+func (w *Web) end(f *flight) {
 	w.recMu.Lock()
 	defer w.recMu.Unlock()
-	// Drop idle hosts: a run over a million names must not keep one
-	// counter per name it ever served (peak, which MaxConcurrent needs,
-	// still does).
-	if w.inflight[host]--; w.inflight[host] == 0 {
-		delete(w.inflight, host)
+	fs := w.inflight[f.host]
+	if _, ok := fs[f]; !ok {
+		return
 	}
+	delete(fs, f)
 	w.inAll--
+	// Drop idle hosts: a run over a million names must not keep one
+	// entry per name it ever served (peak, which MaxConcurrent needs,
+	// still does).
+	if len(fs) == 0 {
+		delete(w.inflight, f.host)
+	}
 }
 
 // serveHTTP routes by Host (falling back to SNI): a programmatic handler
@@ -465,16 +495,15 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	if host == "" && r.TLS != nil {
 		host = normalizeHost(r.TLS.ServerName)
 	}
-	w.begin(host, r)
-	// A request is over for its client once the client has gone (it read
-	// what it needed and closed the stream or connection), even if the
-	// handler takes a moment longer to notice: counting until the handler
-	// returns would report a polite client's next request as overlapping.
-	var once sync.Once
-	stop := context.AfterFunc(r.Context(), func() { once.Do(func() { w.end(host) }) })
+	f := w.begin(host, r)
+	// A request is over for its client once the client has gone, even if
+	// the handler takes a moment longer to notice: counting until the
+	// handler returns would report a polite client's next request as
+	// overlapping.
+	stop := context.AfterFunc(r.Context(), func() { w.end(f) })
 	defer func() {
 		stop()
-		once.Do(func() { w.end(host) })
+		w.end(f)
 	}()
 
 	w.mu.RLock()
