@@ -74,8 +74,9 @@ const shapeVersion = "f1"
 // Handler serves the feed: a read-only Registry v0.1 list API
 // (/v0.1/servers, /v0.1/servers/{name}/versions[/{version}]), the feed
 // files (one per format, streamed), and a paged, searchable HTML page (/).
-// Every answer is read from the store when asked: nothing is cached, and
-// every document carries an ETag made of the store's change counter.
+// Every document carries an ETag made of the store's change counter. The
+// feed files and the page are read from the store when asked; the API's
+// answers are kept while that counter stays where it was (answers).
 func Handler(opts ServerOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -86,7 +87,7 @@ func Handler(opts ServerOptions) http.Handler {
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = 5 * time.Second
 	}
-	s := &server{opts: opts}
+	s := &server{opts: opts, answers: newAnswers(maxAnswersMemory)}
 	mux := http.NewServeMux()
 	if opts.Site != nil {
 		mux.Handle("/", opts.Site)
@@ -97,9 +98,9 @@ func Handler(opts ServerOptions) http.Handler {
 	for _, f := range Formats {
 		mux.HandleFunc("GET "+f.Path, s.cached(s.file(f)))
 	}
-	mux.HandleFunc("GET /v0.1/servers", s.cached(s.list))
-	mux.HandleFunc("GET /v0.1/servers/{name}/versions", s.cached(s.versions))
-	mux.HandleFunc("GET /v0.1/servers/{name}/versions/{version}", s.cached(s.version))
+	mux.HandleFunc("GET /v0.1/servers", s.cached(s.kept(s.list)))
+	mux.HandleFunc("GET /v0.1/servers/{name}/versions", s.cached(s.kept(s.versions)))
+	mux.HandleFunc("GET /v0.1/servers/{name}/versions/{version}", s.cached(s.kept(s.version)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Every answer is exactly the type it says: a browser must not
 		// guess HTML into a feed that carries text from cards.
@@ -109,7 +110,24 @@ func Handler(opts ServerOptions) http.Handler {
 }
 
 type server struct {
-	opts ServerOptions
+	opts    ServerOptions
+	answers *answers
+}
+
+// versionKey carries the store version cached read to kept.
+type versionKey struct{}
+
+// kept serves an API answer from s.answers for the store version cached
+// read; the key is the request's path and query as sent.
+func (s *server) kept(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, _ := r.Context().Value(versionKey{}).(string)
+		if v == "" {
+			h(w, r)
+			return
+		}
+		s.answers.serve(w, r, r.URL.RequestURI(), v, h)
+	}
 }
 
 // cached answers a request whose If-None-Match names the store's current
@@ -129,7 +147,7 @@ func (s *server) cached(h http.HandlerFunc) http.HandlerFunc {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		h(w, r)
+		h(w, r.WithContext(context.WithValue(r.Context(), versionKey{}, v)))
 	}
 }
 

@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -110,5 +111,52 @@ func TestEveryAnswerIsNosniff(t *testing.T) {
 		if csp := rec.Header().Get("Content-Security-Policy"); (path == "/") != (csp != "") {
 			t.Errorf("%s: Content-Security-Policy %q; want one on the HTML page only", path, csp)
 		}
+	}
+}
+
+// TestAnswersKeepOnlyWholeAnswers: an answer larger than maxAnswer reaches
+// its client whole and is not kept; a read cut short by its client is not
+// kept either; a whole one is kept.
+func TestAnswersKeepOnlyWholeAnswers(t *testing.T) {
+	c := newAnswers(maxAnswersMemory)
+	runs := 0
+	big := bytes.Repeat([]byte("x"), maxAnswer+10)
+	h := func(w http.ResponseWriter, r *http.Request) {
+		runs++
+		w.Header().Set("Content-Type", "application/json")
+		if r.Context().Err() != nil {
+			return // as s.fail does on a cancelled read
+		}
+		if r.URL.Path == "/big" {
+			_, _ = w.Write(big[:100])
+			_, _ = w.Write(big[100:])
+			return
+		}
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}
+	serve := func(ctx context.Context, path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		c.serve(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, path, nil), path, "v1", h)
+		return rec
+	}
+	for i := range 2 {
+		if rec := serve(context.Background(), "/big"); !bytes.Equal(rec.Body.Bytes(), big) || rec.Code != http.StatusOK {
+			t.Fatalf("big answer %d: %d, %d bytes, want 200 and %d", i, rec.Code, rec.Body.Len(), len(big))
+		}
+	}
+	if runs != 2 {
+		t.Errorf("a big answer asked twice ran the handler %d times, want 2", runs)
+	}
+
+	runs = 0
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	serve(cancelled, "/small")
+	if rec := serve(context.Background(), "/small"); rec.Body.String() != `{"ok":true}` {
+		t.Errorf("after a cancelled read: %q", rec.Body.String())
+	}
+	serve(context.Background(), "/small")
+	if runs != 2 {
+		t.Errorf("cancelled, then asked twice: %d handler runs, want 2", runs)
 	}
 }
