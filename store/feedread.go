@@ -91,7 +91,25 @@ type FeedQuery struct {
 	After FeedCursor
 	// Limit stops after this many records; 0 reads them all.
 	Limit int
+	// Facts selects which facts beyond its card each record carries;
+	// zero reads them all. A writer that prints some of them asks for
+	// those: each is a query per page.
+	Facts Facts
 }
+
+// Facts is a set of a record's facts beyond its card (attachServerFacts).
+type Facts uint8
+
+const (
+	// FactRegistry is the Registry entry declaring the endpoint, and with
+	// it whether the server's sources include the Registry.
+	FactRegistry Facts = 1 << iota
+	FactProbeHistory
+	FactReconcile
+	FactNamespace
+
+	allFacts = FactRegistry | FactProbeHistory | FactReconcile | FactNamespace
+)
 
 // FeedFilter keeps the records that say something: each field set narrows
 // the selection, and all of them together keep what matches every one.
@@ -347,7 +365,7 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 			if err := attachListings(ctx, rtx, page); err != nil {
 				return nil, err
 			}
-			return page, attachServerFacts(ctx, rtx, page)
+			return page, attachServerFacts(ctx, rtx, page, q.Facts)
 		}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(s FeedServer) error {
 			return fn(&s)
 		})

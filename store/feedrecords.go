@@ -248,9 +248,12 @@ func queryIn(ctx context.Context, tx rowsQuerier, query string, keys []any) (*sq
 // declaring each endpoint, the reconciliation of each card, the namespace
 // check of each name and each endpoint's probe history: four queries,
 // whatever the page holds.
-func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer) error {
+func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, want Facts) error {
 	if len(page) == 0 {
 		return nil
+	}
+	if want == 0 {
+		want = allFacts
 	}
 	byNorm := map[string][]int{}
 	byCard := map[string][]int{}
@@ -270,7 +273,7 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer) e
 			byCard[s.CardKey] = append(byCard[s.CardKey], i)
 		}
 	}
-	if len(norms) > 0 {
+	if len(norms) > 0 && want&FactRegistry != 0 {
 		rows, err := queryIn(ctx, tx, registryFactsQuery, norms)
 		if err != nil {
 			return fmt.Errorf("registry entries of the feed: %w", err)
@@ -292,7 +295,9 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer) e
 		if err != nil {
 			return fmt.Errorf("registry entries of the feed: %w", err)
 		}
-		rows, err = queryIn(ctx, tx, probeHistoryQuery, norms)
+	}
+	if len(norms) > 0 && want&FactProbeHistory != 0 {
+		rows, err := queryIn(ctx, tx, probeHistoryQuery, norms)
 		if err != nil {
 			return fmt.Errorf("probe history: %w", err)
 		}
@@ -322,7 +327,7 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer) e
 			}
 		}
 	}
-	if len(cards) > 0 {
+	if len(cards) > 0 && want&FactReconcile != 0 {
 		pairID := map[string]int64{}
 		rows, err := queryIn(ctx, tx, reconcileFactsQuery, cards)
 		if err != nil {
@@ -349,6 +354,9 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer) e
 		if err != nil {
 			return fmt.Errorf("reconciliation of the feed: %w", err)
 		}
+	}
+	if want&FactNamespace == 0 {
+		return nil
 	}
 	byNS := map[string][]int{}
 	var spaces []any

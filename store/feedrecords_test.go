@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -143,6 +144,16 @@ func testFeedSources(t *testing.T, dsn string) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, read(tc.q)); diff != "" {
+				t.Errorf("records (-want +got):\n%s", diff)
+			}
+			// Asking for some facts reads those and leaves the others out.
+			some := tc.q
+			some.Facts = store.FactRegistry | store.FactNamespace
+			want := slices.Clone(tc.want)
+			for i := range want {
+				want[i].Reconcile, want[i].Probes = "", 0
+			}
+			if diff := cmp.Diff(want, read(some)); diff != "" {
 				t.Errorf("records (-want +got):\n%s", diff)
 			}
 			n, err := db.CountFeedServers(ctx, tc.q)

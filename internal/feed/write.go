@@ -146,7 +146,9 @@ func writeCSV(ctx context.Context, w io.Writer, src Source, opts WriteOptions) e
 	if err := cw.Write(CSVHeader); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
-	err := src.EachFeedServer(ctx, store.FeedQuery{FeedFilter: opts.Filter}, func(s *store.FeedServer) error {
+	// The columns print the Registry entry and the namespace method only.
+	q := store.FeedQuery{FeedFilter: opts.Filter, Facts: store.FactRegistry | store.FactNamespace}
+	err := src.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
 		return cw.Write(csvRow(NewRecord(s)))
 	})
 	if err != nil {
