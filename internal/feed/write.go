@@ -120,6 +120,7 @@ func newEncoder(w io.Writer) *json.Encoder {
 
 func writeJSONL(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
 	enc := newEncoder(w)
+	var line []byte
 	err := src.EachFeedServer(ctx, store.FeedQuery{Since: opts.Since, FeedFilter: opts.Filter}, func(s *store.FeedServer) error {
 		if s.Removed() {
 			return enc.Encode(NewTombstone(s))
@@ -128,7 +129,9 @@ func writeJSONL(ctx context.Context, w io.Writer, src Source, opts WriteOptions)
 		if opts.Since != "" {
 			r.UpdatedAt = s.UpdatedAt
 		}
-		return enc.Encode(r)
+		line = append(appendRecord(line[:0], &r), '\n')
+		_, err := w.Write(line)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("write jsonl: %w", err)
