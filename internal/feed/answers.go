@@ -122,11 +122,13 @@ func (c *answers) remove(el *list.Element) {
 }
 
 // replace makes dst's header exactly src: a handler may have removed what
-// was set before it ran (problem drops the ETag).
+// was set before it ran (problem drops the ETag). A kept answer's header
+// is shared by every request it answers: capacity-capped, an append to a
+// value copies it instead of writing into the shared one.
 func replace(dst, src http.Header) {
 	clear(dst)
 	for k, v := range src {
-		dst[k] = v
+		dst[k] = v[:len(v):len(v)]
 	}
 }
 
