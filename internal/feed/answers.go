@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/list"
 	"net/http"
+	"strconv"
 	"sync"
 )
 
@@ -80,6 +81,9 @@ func (c *answers) serve(w http.ResponseWriter, r *http.Request, key, version str
 	// writes nothing, which must not become the page.
 	rec.complete = r.Context().Err() == nil
 	if !rec.passed {
+		// The whole answer is here: its length lets the server write it
+		// in one piece instead of chunks.
+		rec.header.Set("Content-Length", strconv.Itoa(rec.body.Len()))
 		replace(w.Header(), rec.header)
 		w.WriteHeader(rec.status)
 		_, _ = w.Write(rec.body.Bytes())

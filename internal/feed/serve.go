@@ -87,7 +87,8 @@ func Handler(opts ServerOptions) http.Handler {
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = 5 * time.Second
 	}
-	s := &server{opts: opts, answers: newAnswers(maxAnswersMemory)}
+	s := &server{opts: opts, answers: newAnswers(maxAnswersMemory),
+		storeVersion: &versionReads{read: opts.Store.FeedVersion}}
 	mux := http.NewServeMux()
 	if opts.Site != nil {
 		mux.Handle("/", opts.Site)
@@ -110,8 +111,9 @@ func Handler(opts ServerOptions) http.Handler {
 }
 
 type server struct {
-	opts    ServerOptions
-	answers *answers
+	opts         ServerOptions
+	answers      *answers
+	storeVersion *versionReads
 }
 
 // versionKey carries the store version cached read to kept.
@@ -135,7 +137,7 @@ func (s *server) kept(h http.HandlerFunc) http.HandlerFunc {
 // is written with that ETag. A change counter read is one row.
 func (s *server) cached(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		v, err := s.opts.Store.FeedVersion(r.Context())
+		v, err := s.storeVersion.get(r.Context())
 		if err != nil {
 			s.fail(w, err)
 			return
