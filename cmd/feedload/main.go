@@ -1,7 +1,9 @@
 // Command feedload measures how a running `cardcrawl serve` answers one URL
-// under load, against a floor measured in the same run: a static server in
-// this process that returns the same bytes from memory. It prints one JSON
-// line per measurement (target, then floor): requests, errors, p50, p99 and
+// under load, against floors measured in the same run: a static server that
+// returns the same bytes from memory, in this process and in a process of
+// its own (as serve is: requests then cross processes, as serve's do). It
+// prints one JSON line per measurement (target, then floors): requests,
+// errors, p50, p99 and
 // max latency in milliseconds, and, given --pid, the serving process's peak
 // RSS (VmHWM). Used for BENCHMARKS.md's "Export and serve".
 //
@@ -11,6 +13,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,6 +24,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,8 +54,17 @@ func main() {
 	requests := fs.Int("requests", 500, "requests in all, per measurement")
 	pid := fs.Int("pid", 0, "report this process's peak RSS (Linux)")
 	floor := fs.Bool("floor", true, "also measure a static server returning the same bytes")
+	static := fs.String("static-serve", "", "(internal) serve this file's bytes as the floor in its own process")
+	staticType := fs.String("static-type", "", "(internal) the floor's Content-Type")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
+	}
+	if *static != "" {
+		if err := serveStatic(*static, *staticType); err != nil {
+			fmt.Fprintln(os.Stderr, "feedload:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *target == "" || *clients < 1 || *requests < 1 || fs.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "feedload: --url is required; --clients and --requests must be at least 1")
@@ -84,16 +97,76 @@ func run(target string, clients, requests, pid int, floor bool) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", ctype)
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		w.Write(body)
-	})}
+	srv := &http.Server{Handler: staticHandler(body, ctype)}
 	go srv.Serve(ln)
 	defer srv.Shutdown(context.Background())
 	f := load(client, "static floor", "http://"+ln.Addr().String()+"/", clients, requests)
 	f.Bytes = len(body)
+	if err := emit(f); err != nil {
+		return err
+	}
+	addr, stop, err := startStatic(body, ctype)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	f = load(client, "static floor, own process", "http://"+addr+"/", clients, requests)
+	f.Bytes = len(body)
 	return emit(f)
+}
+
+func staticHandler(body []byte, ctype string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", ctype)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body)
+	})
+}
+
+// startStatic runs this program again as the floor's own process, and
+// returns the address it listens on.
+func startStatic(body []byte, ctype string) (string, func(), error) {
+	f, err := os.CreateTemp("", "feedload-*")
+	if err != nil {
+		return "", nil, err
+	}
+	defer os.Remove(f.Name()) // the child has read it once it prints its address
+	if _, err := f.Write(body); err != nil {
+		f.Close()
+		return "", nil, err
+	}
+	f.Close()
+	cmd := exec.Command(os.Args[0], "--static-serve", f.Name(), "--static-type", ctype)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("static floor process: %w", err)
+	}
+	return strings.TrimSpace(addr), stop, nil
+}
+
+// serveStatic is the floor's own process: it prints its address, then
+// serves until killed.
+func serveStatic(path, ctype string) error {
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Println(ln.Addr().String())
+	return http.Serve(ln, staticHandler(body, ctype))
 }
 
 func get(c *http.Client, u string) ([]byte, string, error) {
