@@ -4,7 +4,8 @@
 // the bare fetcher (cmd/barefetch) against it one after the other, at each
 // concurrency asked for, and reports for each process its wall time, user
 // and system CPU and peak RSS — the figures `/usr/bin/time -v` prints, read
-// from the same wait4 resource usage — next to the web's network limit.
+// from the same wait4 resource usage by a small launcher process (see
+// launcherArg) — next to the web's network limit.
 //
 //	go run ./bench/crawlbench --domains 10000 --concurrency 64
 //	go run ./bench/crawlbench --domains 5000 --latency 100ms --concurrency 32,64,256
@@ -40,7 +41,45 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == launcherArg {
+		os.Exit(launch(ctx, os.Args[2:]))
+	}
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// launcherArg makes this program the launcher of one measured process.
+//
+// Linux reports, as a child's peak RSS, the larger of its own and that of
+// the process it was forked from at the moment it called exec: Go starts
+// children with vfork, which shares the parent's memory until exec, and
+// exec keeps the old memory's high-water mark. This program holds the
+// whole simulated web (a million domains' names, their connections), so a
+// crawl started from it directly was reported with this program's peak,
+// not its own (121 MB for a crawl whose own peak was 72 MB). The measured
+// process is started from a fresh, small launcher instead, which reports
+// what wait4 says of it on file descriptor 3.
+const launcherArg = "__launch-measured"
+
+func launch(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		return 2
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if cmd.ProcessState == nil {
+		fmt.Fprintln(os.Stderr, "crawlbench:", err)
+		return 1
+	}
+	report := os.NewFile(3, "measure")
+	if err := json.NewEncoder(report).Encode(usage(cmd.ProcessState, wall)); err != nil {
+		fmt.Fprintln(os.Stderr, "crawlbench: report the measure:", err)
+		return 1
+	}
+	return cmd.ProcessState.ExitCode()
 }
 
 // config is what one invocation measures.
@@ -299,14 +338,33 @@ func fileExists(p string) bool {
 // runMeasured runs one process, decodes its JSON output into v, and reads
 // its resource usage as wait4 reports it.
 func runMeasured(ctx context.Context, bin string, args []string, v any) (Measure, error) {
-	cmd := exec.CommandContext(ctx, bin, args...)
+	self, err := os.Executable()
+	if err != nil {
+		return Measure{}, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return Measure{}, err
+	}
+	defer r.Close()
+	cmd := exec.CommandContext(ctx, self, append([]string{launcherArg, bin}, args...)...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
+	cmd.ExtraFiles = []*os.File{w}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return Measure{}, err
+	}
+	w.Close()
+	report, readErr := io.ReadAll(r)
+	err = cmd.Wait()
 	if err != nil {
 		return Measure{}, fmt.Errorf("%s: %w: %s", filepath.Base(bin), err, lastLine(stderr.String()))
+	}
+	var m Measure
+	if readErr != nil || json.Unmarshal(report, &m) != nil {
+		return Measure{}, fmt.Errorf("%s: no measure from the launcher: %s", filepath.Base(bin), lastLine(stderr.String()))
 	}
 	if err := json.Unmarshal([]byte(lastLine(stdout.String())), v); err != nil {
 		// The crawl prints indented JSON; take the whole output.
@@ -314,7 +372,7 @@ func runMeasured(ctx context.Context, bin string, args []string, v any) (Measure
 			return Measure{}, fmt.Errorf("%s output: %w", filepath.Base(bin), err)
 		}
 	}
-	return usage(cmd.ProcessState, wall), nil
+	return m, nil
 }
 
 func lastLine(s string) string {
