@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/cardcrawl/cardcrawl/servercard"
 )
 
 // appendRecord appends r as encoding/json writes it (HTML not escaped, as
@@ -23,56 +25,17 @@ func appendRecord(b []byte, r *Record) []byte {
 	o.str("version", r.Version)
 	o.str("description", r.Description)
 	o.strOmit("websiteUrl", r.WebsiteURL)
-	if p := r.Repository; p != nil {
-		n := startObject(o.key("repository").b)
-		n.strOmit("url", p.URL)
-		n.strOmit("source", p.Source)
-		n.strOmit("subfolder", p.Subfolder)
-		n.strOmit("id", p.ID)
-		o.b = n.close()
-	}
+	o.repository("repository", r.Repository)
 	o.strOmit("cardUrl", r.CardURL)
 	o.str("cardKey", r.CardKey)
 	o.boolean("cardInline", r.CardInline)
 	o.str("cardSha256", r.CardSHA256)
 	o.str("grade", r.Grade)
 	o.strings("findings", r.Findings)
-	o.key("listedBy")
-	if r.ListedBy == nil {
-		o.b = append(o.b, "null"...)
-	} else {
-		o.b = append(o.b, '[')
-		for i := range r.ListedBy {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			l := &r.ListedBy[i]
-			n := startObject(o.b)
-			n.str("domain", l.Domain)
-			n.str("catalogUrl", l.CatalogURL)
-			n.str("identifier", l.Identifier)
-			o.b = n.close()
-		}
-		o.b = append(o.b, ']')
-	}
+	o.listings("listedBy", r.ListedBy)
 	o.str("firstSeen", r.FirstSeen)
 	o.str("lastSeen", r.LastSeen)
-	if p := r.Probe; p != nil {
-		n := startObject(o.key("probe").b)
-		n.str("outcome", p.Outcome)
-		n.str("probedAt", p.ProbedAt)
-		n.strOmit("transport", p.Transport)
-		n.strOmit("protocolVersion", p.Protocol)
-		n.strOmit("serverName", p.ServerName)
-		n.strOmit("serverVersion", p.ServerVersion)
-		if p.ToolCount != nil {
-			n.integer("toolCount", *p.ToolCount)
-		}
-		if p.Partial {
-			n.boolean("partial", true)
-		}
-		o.b = n.close()
-	}
+	o.probe("probe", r.Probe)
 	if d := r.ProbeDecision; d != nil {
 		n := startObject(o.key("probeDecision").b)
 		n.str("decision", d.Decision)
@@ -144,6 +107,60 @@ func appendRecord(b []byte, r *Record) []byte {
 		o.b = n.close()
 	}
 	return o.close()
+}
+
+func (o *object) listings(k string, ls []Listing) {
+	o.key(k)
+	if ls == nil {
+		o.b = append(o.b, "null"...)
+		return
+	}
+	o.b = append(o.b, '[')
+	for i := range ls {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		n := startObject(o.b)
+		n.str("domain", ls[i].Domain)
+		n.str("catalogUrl", ls[i].CatalogURL)
+		n.str("identifier", ls[i].Identifier)
+		o.b = n.close()
+	}
+	o.b = append(o.b, ']')
+}
+
+// probe appends an omitempty *Probe member.
+func (o *object) probe(k string, p *Probe) {
+	if p == nil {
+		return
+	}
+	n := startObject(o.key(k).b)
+	n.str("outcome", p.Outcome)
+	n.str("probedAt", p.ProbedAt)
+	n.strOmit("transport", p.Transport)
+	n.strOmit("protocolVersion", p.Protocol)
+	n.strOmit("serverName", p.ServerName)
+	n.strOmit("serverVersion", p.ServerVersion)
+	if p.ToolCount != nil {
+		n.integer("toolCount", *p.ToolCount)
+	}
+	if p.Partial {
+		n.boolean("partial", true)
+	}
+	o.b = n.close()
+}
+
+// repository appends an omitempty *Repository member.
+func (o *object) repository(k string, p *servercard.Repository) {
+	if p == nil {
+		return
+	}
+	n := startObject(o.key(k).b)
+	n.strOmit("url", p.URL)
+	n.strOmit("source", p.Source)
+	n.strOmit("subfolder", p.Subfolder)
+	n.strOmit("id", p.ID)
+	o.b = n.close()
 }
 
 // object appends one JSON object's members.

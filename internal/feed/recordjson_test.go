@@ -3,10 +3,14 @@ package feed
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/registry/wire"
+	"github.com/cardcrawl/cardcrawl/servercard"
 )
 
 // fill sets every field reachable from v (pointers allocated, slices of
@@ -30,6 +34,15 @@ func fill(v reflect.Value, strs []string, n *int) {
 		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
 		for i := range 2 {
 			fill(v.Index(i), strs, n)
+		}
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		for i := range 2 {
+			k := reflect.New(v.Type().Key()).Elem()
+			k.SetString(strs[(*n+i)%len(strs)] + strconv.Itoa(i))
+			e := reflect.New(v.Type().Elem()).Elem()
+			fill(e, strs, n)
+			v.SetMapIndex(k, e)
 		}
 	case reflect.String:
 		v.SetString(strs[*n%len(strs)])
@@ -93,4 +106,30 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Errorf("%q: got %s want %s", s, got, want.String())
 		}
 	})
+}
+
+// TestRegistryEntryJSONMatchesEncodingJSON: appendRegistryEntry writes
+// what encoding/json does, for an entry with every field set (remotes with
+// headers and variables, and packages, go through encoding/json), one as
+// a card gives it (plain remotes, written by hand), and one with none.
+func TestRegistryEntryJSONMatchesEncodingJSON(t *testing.T) {
+	tricky := []string{"plain", `q " \ b`, "ctl \x00\n\t", "<a> & b", "bad \xff", "sep \u2028", "", "é✓"}
+	full := RegistryEntry{}
+	n := 0
+	fill(reflect.ValueOf(&full).Elem(), tricky, &n)
+	card := full
+	card.Server.Packages, card.Server.Meta = nil, nil
+	card.Server.Remotes = []wire.Remote{{Type: "streamable-http", URL: "https://a.example/mcp?x=<1>&y"}, {Type: "sse", URL: tricky[1]}}
+	card.Server.Icons = append(card.Server.Icons, servercard.Icon{Src: "https://a.example/i.png"})
+	card.Meta.Discovery.Removed, card.Meta.Discovery.Sources = nil, nil
+	for name, e := range map[string]RegistryEntry{"full": full, "card": card, "zero": {}} {
+		var want strings.Builder
+		if err := newEncoder(&want).Encode(e); err != nil {
+			t.Fatal(err)
+		}
+		got := string(appendRegistryEntry(nil, &e)) + "\n"
+		if diff := cmp.Diff(want.String(), got); diff != "" {
+			t.Errorf("%s (-encoding/json +appendRegistryEntry):\n%s", name, diff)
+		}
+	}
 }

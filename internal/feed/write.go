@@ -225,12 +225,17 @@ func writeRegistryJSON(ctx context.Context, w io.Writer, src Source, opts WriteO
 		return fmt.Errorf("write json: %w", err)
 	}
 	arr := jsonstream.New(w, "  ")
+	var raw []byte
 	err := src.EachFeedEntry(ctx, opts.Filter, func(e *store.FeedEntry) error {
 		entry, ok := NewRegistryEntry(e, false)
 		if !ok {
 			return nil
 		}
-		return arr.Add(entry)
+		if e.Registry != nil {
+			return arr.Add(entry) // the Registry's own server.json, any field it has
+		}
+		raw = appendRegistryEntry(raw[:0], &entry)
+		return arr.AddRaw(raw)
 	})
 	if err == nil {
 		err = arr.Close()

@@ -29,8 +29,18 @@ func New(w io.Writer, indent string) *Array {
 	return a
 }
 
-// Add writes one element.
-func (a *Array) Add(v any) error {
+// AddRaw writes one element given as compact JSON (as encoding/json
+// writes it, no trailing newline), laid out as Add lays out its elements:
+// for callers that encode without reflection.
+func (a *Array) AddRaw(compact []byte) error {
+	a.start()
+	a.buf.Write(indent(a.buf.AvailableBuffer(), compact, a.indent+"  "))
+	_, err := a.w.Write(a.buf.Bytes())
+	return err
+}
+
+// start writes what goes before the next element.
+func (a *Array) start() {
 	a.buf.Reset()
 	if a.n == 0 {
 		a.buf.WriteString("[\n" + a.indent + "  ")
@@ -38,6 +48,11 @@ func (a *Array) Add(v any) error {
 		a.buf.WriteString(",\n" + a.indent + "  ")
 	}
 	a.n++
+}
+
+// Add writes one element.
+func (a *Array) Add(v any) error {
+	a.start()
 	a.compact.Reset()
 	if err := a.enc.Encode(v); err != nil {
 		return err
