@@ -123,3 +123,25 @@ func appendEncoded(b []byte, v any) []byte {
 	out := buf.Bytes()
 	return out[:len(out)-1]
 }
+
+// appendServerList appends an API list answer as encoding/json writes it
+// compact: the entries by appendRegistryEntry, the metadata by
+// encoding/json.
+func appendServerList(b []byte, l *wire.ServerList[RegistryEntry]) []byte {
+	b = append(b, `{"servers":`...)
+	if l.Servers == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range l.Servers {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendRegistryEntry(b, &l.Servers[i])
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"metadata":`...)
+	b = appendEncoded(b, l.Metadata)
+	return append(b, '}')
+}

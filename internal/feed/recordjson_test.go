@@ -27,7 +27,8 @@ func fill(v reflect.Value, strs []string, n *int) {
 		}
 	case reflect.Slice:
 		if v.Type() == reflect.TypeFor[json.RawMessage]() {
-			v.SetBytes([]byte(` {"a": [1, "` + strings.ReplaceAll(strs[*n%len(strs)], `"`, "") + `"] } `))
+			q, _ := json.Marshal(strs[*n%len(strs)])
+			v.SetBytes([]byte(` {"a": [1, ` + string(q) + `] } `))
 			*n++
 			return
 		}
@@ -130,6 +131,23 @@ func TestRegistryEntryJSONMatchesEncodingJSON(t *testing.T) {
 		got := string(appendRegistryEntry(nil, &e)) + "\n"
 		if diff := cmp.Diff(want.String(), got); diff != "" {
 			t.Errorf("%s (-encoding/json +appendRegistryEntry):\n%s", name, diff)
+		}
+	}
+}
+
+// TestServerListJSONMatchesEncodingJSON: the API's list answer, written
+// without reflection, is what writeJSONResponse's encoder writes.
+func TestServerListJSONMatchesEncodingJSON(t *testing.T) {
+	full := wire.ServerList[RegistryEntry]{}
+	n := 0
+	fill(reflect.ValueOf(&full).Elem(), []string{"a", `"b\`, "<c>", "\u2028", ""}, &n)
+	for name, l := range map[string]wire.ServerList[RegistryEntry]{"full": full, "empty": {Servers: []RegistryEntry{}}, "zero": {}} {
+		var want strings.Builder
+		if err := newEncoder(&want).Encode(l); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.String(), string(appendServerList(nil, &l))+"\n"); diff != "" {
+			t.Errorf("%s (-encoding/json +appendServerList):\n%s", name, diff)
 		}
 	}
 }

@@ -271,7 +271,7 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 		out.Metadata.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(entries[len(entries)-1].Cursor()))
 	}
 	out.Metadata.Count = len(out.Servers)
-	writeJSONResponse(w, http.StatusOK, out)
+	writeServerList(w, &out)
 }
 
 // versions serves GET /v0.1/servers/{name}/versions: every listed card
@@ -291,7 +291,7 @@ func (s *server) versions(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	out.Metadata.Count = len(out.Servers)
-	writeJSONResponse(w, http.StatusOK, out)
+	writeServerList(w, &out)
 }
 
 // version serves GET /v0.1/servers/{name}/versions/{version}: "latest" is
@@ -332,6 +332,17 @@ func writeJSONResponse(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	w.WriteHeader(status)
 	_ = newEncoder(w).Encode(v)
+}
+
+// writeServerList writes a list answer as writeJSONResponse would, without
+// reflection over its entries (the list page's largest cost when read
+// afresh).
+func writeServerList(w http.ResponseWriter, l *wire.ServerList[RegistryEntry]) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.WriteHeader(http.StatusOK)
+	b := append(appendServerList(make([]byte, 0, 64<<10), l), '\n')
+	_, _ = w.Write(b)
 }
 
 // problem writes an RFC 9457 problem body, as the Registry does.
