@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/cardcrawl/cardcrawl/registry/wire"
+	"github.com/cardcrawl/cardcrawl/servercard"
 )
 
 // appendRegistryEntry appends a card's Registry-shaped entry as
@@ -19,35 +20,23 @@ func appendRegistryEntry(b []byte, e *RegistryEntry) []byte {
 	o.strOmit("$schema", s.Schema)
 	o.str("description", s.Description)
 	if len(s.Icons) > 0 {
-		o.key("icons").b = append(o.b, '[')
-		for i, ic := range s.Icons {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			n := startObject(o.b)
+		array(&o, "icons", s.Icons, func(b []byte, ic *servercard.Icon) []byte {
+			n := startObject(b)
 			n.strOmit("src", ic.Src)
 			n.strOmit("mimeType", ic.MimeType)
 			if len(ic.Sizes) > 0 {
 				n.strings("sizes", ic.Sizes)
 			}
 			n.strOmit("theme", ic.Theme)
-			o.b = n.close()
-		}
-		o.b = append(o.b, ']')
+			return n.close()
+		})
 	}
 	o.str("name", s.Name)
 	if len(s.Packages) > 0 {
 		o.value("packages", s.Packages)
 	}
 	if len(s.Remotes) > 0 {
-		o.key("remotes").b = append(o.b, '[')
-		for i := range s.Remotes {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			o.b = appendRemote(o.b, &s.Remotes[i])
-		}
-		o.b = append(o.b, ']')
+		array(&o, "remotes", s.Remotes, appendRemote)
 	}
 	o.repository("repository", s.Repository)
 	o.strOmit("title", s.Title)
@@ -63,26 +52,15 @@ func appendRegistryEntry(b []byte, e *RegistryEntry) []byte {
 	n := startObject(m.key("io.github.cardcrawl/discovery").b)
 	n.str("cardKey", d.CardKey)
 	n.str("cardUrl", d.CardURL)
-	n.key("endpoints")
-	if d.Endpoints == nil {
-		n.b = append(n.b, "null"...)
-	} else {
-		n.b = append(n.b, '[')
-		for i := range d.Endpoints {
-			if i > 0 {
-				n.b = append(n.b, ',')
-			}
-			f := &d.Endpoints[i]
-			x := startObject(n.b)
-			x.str("endpoint", f.Endpoint)
-			x.str("firstSeen", f.FirstSeen)
-			x.str("lastSeen", f.LastSeen)
-			x.listings("listedBy", f.ListedBy)
-			x.probe("probe", f.Probe)
-			n.b = x.close()
-		}
-		n.b = append(n.b, ']')
-	}
+	array(&n, "endpoints", d.Endpoints, func(b []byte, f *FoundEndpoint) []byte {
+		x := startObject(b)
+		x.str("endpoint", f.Endpoint)
+		x.str("firstSeen", f.FirstSeen)
+		x.str("lastSeen", f.LastSeen)
+		x.listings("listedBy", f.ListedBy)
+		x.probe("probe", f.Probe)
+		return x.close()
+	})
 	n.strings("findings", d.Findings)
 	n.str("grade", d.Grade)
 	if r := d.Removed; r != nil {
@@ -128,20 +106,8 @@ func appendEncoded(b []byte, v any) []byte {
 // compact: the entries by appendRegistryEntry, the metadata by
 // encoding/json.
 func appendServerList(b []byte, l *wire.ServerList[RegistryEntry]) []byte {
-	b = append(b, `{"servers":`...)
-	if l.Servers == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range l.Servers {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendRegistryEntry(b, &l.Servers[i])
-		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"metadata":`...)
-	b = appendEncoded(b, l.Metadata)
-	return append(b, '}')
+	o := startObject(b)
+	array(&o, "servers", l.Servers, appendRegistryEntry)
+	o.value("metadata", l.Metadata)
+	return o.close()
 }

@@ -86,45 +86,43 @@ func appendRecord(b []byte, r *Record) []byte {
 		n.integer("probes", h.Probes)
 		n.str("firstProbedAt", h.FirstProbedAt)
 		n.strOmit("lastOkAt", h.LastOKAt)
-		n.key("byOutcome")
-		if h.ByOutcome == nil {
-			n.b = append(n.b, "null"...)
-		} else {
-			n.b = append(n.b, '[')
-			for i, c := range h.ByOutcome {
-				if i > 0 {
-					n.b = append(n.b, ',')
-				}
-				m := startObject(n.b)
-				m.str("outcome", c.Outcome)
-				m.integer("count", c.Count)
-				m.str("first", c.First)
-				m.str("last", c.Last)
-				n.b = m.close()
-			}
-			n.b = append(n.b, ']')
-		}
+		array(&n, "byOutcome", h.ByOutcome, func(b []byte, c *OutcomeCount) []byte {
+			m := startObject(b)
+			m.str("outcome", c.Outcome)
+			m.integer("count", c.Count)
+			m.str("first", c.First)
+			m.str("last", c.Last)
+			return m.close()
+		})
 		o.b = n.close()
 	}
 	return o.close()
 }
 
 func (o *object) listings(k string, ls []Listing) {
+	array(o, k, ls, func(b []byte, l *Listing) []byte {
+		n := startObject(b)
+		n.str("domain", l.Domain)
+		n.str("catalogUrl", l.CatalogURL)
+		n.str("identifier", l.Identifier)
+		return n.close()
+	})
+}
+
+// array appends a slice member as encoding/json does (nil is null), each
+// element by one.
+func array[T any](o *object, k string, xs []T, one func(b []byte, x *T) []byte) {
 	o.key(k)
-	if ls == nil {
+	if xs == nil {
 		o.b = append(o.b, "null"...)
 		return
 	}
 	o.b = append(o.b, '[')
-	for i := range ls {
+	for i := range xs {
 		if i > 0 {
 			o.b = append(o.b, ',')
 		}
-		n := startObject(o.b)
-		n.str("domain", ls[i].Domain)
-		n.str("catalogUrl", ls[i].CatalogURL)
-		n.str("identifier", ls[i].Identifier)
-		o.b = n.close()
+		o.b = one(o.b, &xs[i])
 	}
 	o.b = append(o.b, ']')
 }
@@ -199,19 +197,7 @@ func (o *object) boolean(k string, v bool) { o.key(k).b = strconv.AppendBool(o.b
 func (o *object) integer(k string, v int) { o.key(k).b = strconv.AppendInt(o.b, int64(v), 10) }
 
 func (o *object) strings(k string, vs []string) {
-	o.key(k)
-	if vs == nil {
-		o.b = append(o.b, "null"...)
-		return
-	}
-	o.b = append(o.b, '[')
-	for i, v := range vs {
-		if i > 0 {
-			o.b = append(o.b, ',')
-		}
-		o.b = appendJSONString(o.b, v)
-	}
-	o.b = append(o.b, ']')
+	array(o, k, vs, func(b []byte, v *string) []byte { return appendJSONString(b, *v) })
 }
 
 // raw appends stored JSON compacted, as encoding/json does a RawMessage
