@@ -7,12 +7,13 @@ import (
 	"github.com/cardcrawl/cardcrawl/servercard"
 )
 
-// appendRegistryEntry appends a card's Registry-shaped entry as
-// encoding/json writes it (HTML not escaped), without reflection for the
-// parts every entry has: encoding the entries was a third of a Registry
-// JSON export's CPU. A remote with headers, variables or protocol
-// versions, and packages, are rare and go through encoding/json.
-// TestRegistryEntryJSONMatchesEncodingJSON fills every field by reflection.
+// appendRegistryEntry appends a Registry-shaped entry (a card's, or the
+// Registry's own server.json) as encoding/json writes it (HTML not
+// escaped), without reflection for the parts every entry has: encoding the
+// entries was a third of a Registry JSON export's CPU. A remote with
+// headers, variables or protocol versions, and packages, are rare and go
+// through encoding/json. TestRegistryEntryJSONMatchesEncodingJSON fills
+// every field by reflection.
 func appendRegistryEntry(b []byte, e *RegistryEntry) []byte {
 	top := startObject(b)
 	s := &e.Server

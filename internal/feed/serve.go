@@ -93,15 +93,15 @@ func Handler(opts ServerOptions) http.Handler {
 	if opts.Site != nil {
 		mux.Handle("/", opts.Site)
 	} else {
-		mux.HandleFunc("GET /{$}", s.cached(s.page))
+		mux.HandleFunc("GET /{$}", s.cached(s.page, readAnswers))
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	for _, f := range Formats {
-		mux.HandleFunc("GET "+f.Path, s.cached(s.file(f)))
+		mux.HandleFunc("GET "+f.Path, s.cached(s.file(f), readAnswers))
 	}
-	mux.HandleFunc("GET /v0.1/servers", s.cached(s.kept(s.list)))
-	mux.HandleFunc("GET /v0.1/servers/{name}/versions", s.cached(s.kept(s.versions)))
-	mux.HandleFunc("GET /v0.1/servers/{name}/versions/{version}", s.cached(s.kept(s.version)))
+	mux.HandleFunc("GET /v0.1/servers", s.cached(s.list, keepAnswers))
+	mux.HandleFunc("GET /v0.1/servers/{name}/versions", s.cached(s.versions, keepAnswers))
+	mux.HandleFunc("GET /v0.1/servers/{name}/versions/{version}", s.cached(s.version, keepAnswers))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Every answer is exactly the type it says: a browser must not
 		// guess HTML into a feed that carries text from cards.
@@ -116,26 +116,19 @@ type server struct {
 	storeVersion *versionReads
 }
 
-// versionKey carries the store version cached read to kept.
-type versionKey struct{}
-
-// kept serves an API answer from s.answers for the store version cached
-// read; the key is the request's path and query as sent.
-func (s *server) kept(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		v, _ := r.Context().Value(versionKey{}).(string)
-		if v == "" {
-			h(w, r)
-			return
-		}
-		s.answers.serve(w, r, r.URL.RequestURI(), v, h)
-	}
-}
+// Whether cached keeps a route's answers for the store version (answers):
+// the API's pages are small and asked for again and again; the feed files
+// stream, and the page is one person's.
+const (
+	readAnswers = false
+	keepAnswers = true
+)
 
 // cached answers a request whose If-None-Match names the store's current
 // version with 304, before reading anything else; otherwise the document
-// is written with that ETag. A change counter read is one row.
-func (s *server) cached(h http.HandlerFunc) http.HandlerFunc {
+// is written with that ETag. A change counter read is one row. With keep,
+// the answer comes from, or goes to, s.answers for that version.
+func (s *server) cached(h http.HandlerFunc, keep bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v, err := s.storeVersion.get(r.Context())
 		if err != nil {
@@ -149,7 +142,11 @@ func (s *server) cached(h http.HandlerFunc) http.HandlerFunc {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), versionKey{}, v)))
+		if keep {
+			s.answers.serve(w, r, r.URL.RequestURI(), v, h)
+			return
+		}
+		h(w, r)
 	}
 }
 
@@ -328,19 +325,22 @@ func (s *server) named(w http.ResponseWriter, r *http.Request) ([]store.FeedEntr
 // writeJSONResponse writes an API answer compact, as the Registry does
 // (indenting was a fifth of a page's cost).
 func writeJSONResponse(w http.ResponseWriter, status int, v any) {
+	startJSONResponse(w, status)
+	_ = newEncoder(w).Encode(v)
+}
+
+// startJSONResponse writes an API answer's status and headers.
+func startJSONResponse(w http.ResponseWriter, status int) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	w.WriteHeader(status)
-	_ = newEncoder(w).Encode(v)
 }
 
 // writeServerList writes a list answer as writeJSONResponse would, without
 // reflection over its entries (the list page's largest cost when read
 // afresh).
 func writeServerList(w http.ResponseWriter, l *wire.ServerList[RegistryEntry]) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Access-Control-Allow-Origin", "*")
-	w.WriteHeader(http.StatusOK)
+	startJSONResponse(w, http.StatusOK)
 	b := append(appendServerList(make([]byte, 0, 64<<10), l), '\n')
 	_, _ = w.Write(b)
 }

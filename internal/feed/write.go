@@ -231,9 +231,6 @@ func writeRegistryJSON(ctx context.Context, w io.Writer, src Source, opts WriteO
 		if !ok {
 			return nil
 		}
-		if e.Registry != nil {
-			return arr.Add(entry) // the Registry's own server.json, any field it has
-		}
 		raw = appendRegistryEntry(raw[:0], &entry)
 		return arr.AddRaw(raw)
 	})
