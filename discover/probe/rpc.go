@@ -228,6 +228,9 @@ func (p *Prober) do(ctx context.Context, res *Result, c call) reply {
 			found = &m
 			return false
 		})
+		if found != nil {
+			drainStream(resp.Body)
+		}
 		if found == nil {
 			if serr == nil || errors.Is(serr, io.EOF) {
 				r.class, r.err = classNoResponse, errors.New("event stream ended without a response with our id")
@@ -245,6 +248,26 @@ func (p *Prober) do(ctx context.Context, res *Result, c call) reply {
 		noteRPCError(ex, r.msg.Error)
 	}
 	return r
+}
+
+// streamDrain bounds how long, and how much, drainStream waits for.
+const (
+	streamDrainGrace = time.Second
+	streamDrainBytes = 64 << 10
+)
+
+// drainStream reads what is left of an event stream after the answer, for
+// at most streamDrainGrace and streamDrainBytes. The server should end the
+// stream once it has sent the answer; waiting for that end makes the
+// request over for the server too before the next one is sent, and keeps
+// the connection for it. Over HTTP/1.1, closing a stream the server is
+// still writing closes the connection, and the server may only notice
+// after the next request, on a new connection, has begun: two requests in
+// flight at once as the host sees them.
+func drainStream(body io.ReadCloser) {
+	t := time.AfterFunc(streamDrainGrace, func() { _ = body.Close() })
+	defer t.Stop()
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, streamDrainBytes))
 }
 
 // noteRPCError copies a JSON-RPC error into the evidence.

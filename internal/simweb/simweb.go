@@ -446,12 +446,13 @@ func (w *Web) begin(host string, r *http.Request) *flight {
 			At:              time.Now(),
 		})
 	}
-	// A request whose client has gone (it read what it needed and reset
-	// the stream) is over for that client even if its handler, or the
-	// goroutine that would tell us, has not run yet: the server cancels
-	// its context before it reads the client's next request, so looking
-	// at the contexts here cannot count a polite client's next request as
-	// overlapping, however the goroutines are scheduled.
+	// A request whose client has gone is over for that client even if the
+	// AfterFunc goroutine that would end it has not run yet: its context
+	// is already done. (Over HTTP/1.1, which this server speaks, a client
+	// that closed its connection is only noticed when the server reads
+	// the close, which can come after the client's next request on a new
+	// connection has begun: that is the client's to avoid, by reading a
+	// response to its end before it asks again.)
 	fs := w.inflight[host]
 	if fs == nil {
 		fs = make(map[*flight]struct{})
