@@ -59,7 +59,10 @@ func registryEntriesPage(ctx context.Context, tx *sql.Tx, q registryEntryQuery, 
 	conds := []string{"e.is_latest = 1", "e.status = 'active'", "(e.source, e.name) > (?, ?)",
 		`EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.source = e.source AND rr.name = e.name AND rr.version = e.version
 		 AND NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0 AND f.key = rr.url_norm AND f.removed_at IS NULL))`}
-	conds, args := registryEntryConds(conds, []any{after.registry, after.subject}, q.FeedFilter, q.Since, q.Search)
+	conds, args := registryEntryConds(conds, []any{after.registry, after.subject}, q.FeedFilter, q.Since, q.Search,
+		`EXISTS (SELECT 1 FROM registry_remotes rr JOIN probe_meaning pm ON pm.remote_norm = rr.url_norm
+		 WHERE rr.source = e.source AND rr.name = e.name AND rr.version = e.version AND pm.changed_at > ?
+		 AND NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0 AND f.key = rr.url_norm AND f.removed_at IS NULL))`)
 	if q.Name != "" {
 		conds = append(conds, "e.name = ?")
 		args = append(args, q.Name)
