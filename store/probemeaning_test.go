@@ -78,3 +78,32 @@ func TestProbeMeaningBackfill(t *testing.T) {
 		t.Errorf("filled by the migration (-want kept by AddProbe, +got):\n%s", diff)
 	}
 }
+
+// BenchmarkAddProbe stores probes of an endpoint only the Registry
+// declares, whose outcome alternates: each keeps probe_meaning and moves
+// the change counter.
+func BenchmarkAddProbe(b *testing.B) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(b.TempDir(), "x.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	const u = "https://only.example/mcp"
+	if err := db.WriteRegistry(ctx, RegistryWrite{Source: "https://registry.example", Entries: []RegistryEntry{{
+		Source: "https://registry.example", Name: "example.only/x", Version: "1", Status: "active", ReportedLatest: true,
+		ServerJSON: `{"name":"example.only/x","version":"1"}`}}}); err != nil {
+		b.Fatal(err)
+	}
+	doc := RegistryEntryDoc{Source: "https://registry.example", Name: "example.only/x", Version: "1", ChangedAt: "t"}
+	if err := db.ReplaceRegistryRemotes(ctx, doc, "sha", []RegistryRemote{{URLNorm: u, URL: u, Type: "streamable-http"}}); err != nil {
+		b.Fatal(err)
+	}
+	outcomes := []string{"ok", "ok", "timeout"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := db.AddProbe(ctx, 0, ProbeRow{RemoteNorm: u, URL: u, Outcome: outcomes[i%3]}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

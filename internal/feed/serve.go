@@ -62,7 +62,7 @@ func (s *server) parseFilter(q url.Values) (store.FeedFilter, error) {
 
 // shapeVersion is part of every ETag: a cardcrawl that writes different
 // bytes for the same database must not match an old ETag.
-const shapeVersion = "f1"
+const shapeVersion = "f2"
 
 // Handler serves the feed: a read-only Registry v0.1 list API
 // (/v0.1/servers, /v0.1/servers/{name}/versions[/{version}]), the feed
@@ -202,13 +202,13 @@ const (
 
 // list serves GET /v0.1/servers with the Registry's parameters: limit,
 // cursor (opaque; here the last entry served: its card key, or for a
-// Registry entry with source all, its registry and name; so a page boundary
+// Registry entry with source registry or all, its registry and name; so a page boundary
 // stays put while servers are added before or after it), search (a substring of
 // the name, any case), updated_since (RFC 3339; entries changed after it,
 // those now gone included, as the Registry includes deleted servers) and
 // version (only "latest", which every entry here is); and cardcrawl's
-// own grade, outcome, source (all: the cards' entries, then those of the
-// Registry entries declaring servers no card declares) and category
+// own grade, outcome, source (registry or all: the cards' entries, then
+// those of the Registry entries declaring servers no card declares) and category
 // (ParseFilter), which keep the entries with a record that matches, and of
 // each only those records.
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
