@@ -128,10 +128,13 @@ func (db *DB) afterRegistryRemotes(ctx context.Context, tx *sql.Tx, old []Declar
 
 // feedAfterRegistryRemotes moves updatedAt (and the change counter) of the
 // live card records of these endpoints: what the Registry says of them is
-// part of their meaning, so the delta feed and ETags see it change.
+// part of their meaning, so the delta feed and ETags see it change. When
+// none has a card record, they are servers only the Registry declares (or
+// declared): the change counter moves for them alone.
 func (db *DB) feedAfterRegistryRemotes(ctx context.Context, tx *sql.Tx, norms []string) error {
 	var seq int64
 	now := db.Now()
+	changed := len(norms) > 0
 	for len(norms) > 0 {
 		chunk := norms[:min(len(norms), feedReadPage)]
 		norms = norms[len(chunk):]
@@ -141,6 +144,11 @@ func (db *DB) feedAfterRegistryRemotes(ctx context.Context, tx *sql.Tx, norms []
 		}
 		if err := touchFeedRecords(ctx, tx, now, &seq, `kind = 0 AND key IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
 			return err
+		}
+	}
+	if changed && seq == 0 {
+		if err := tx.QueryRowContext(ctx, bumpFeedSeq).Scan(&seq); err != nil {
+			return fmt.Errorf("feed change counter: %w", err)
 		}
 	}
 	return nil

@@ -537,6 +537,7 @@ func partial(result string) bool {
 var afterMigration = map[string]func(ctx context.Context, db *DB, tx *sql.Tx, now string) error{
 	"0005_feed_servers":    buildFeed,
 	"0010_feed_card_parts": fillCardParts,
+	"0012_probe_meaning":   fillProbeMeaning,
 }
 
 // feedPage is how many keys one backfill query reads.

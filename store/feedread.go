@@ -453,8 +453,11 @@ type FeedEntry struct {
 	CardKey string
 	Records []FeedServer
 	// Registry is set, and CardKey empty, on an entry of servers only the
-	// Registry declares (source all): the latest, active entry declaring
-	// them, and Records those of its endpoints no listed card declares.
+	// Registry declares (source registry or all): the latest, active entry
+	// declaring them, and Records those of its endpoints no listed card
+	// declares; or, in a delta (EntryQuery.Since), the version that last
+	// declared endpoints that left the Registry, and Records their
+	// tombstones.
 	Registry *FeedEntryRegistry
 
 	cards *cardReader // while EachFeedEntry's fn runs
@@ -532,7 +535,7 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*Fee
 		if err == nil && cur != nil {
 			err = fn(cur)
 		}
-		if err != nil || filter.Source != FeedSourceAll {
+		if err != nil || !filter.withRegistryOnly() {
 			return err
 		}
 		return eachRegistryEntry(ctx, sqlTx, registryEntryQuery{FeedFilter: filter}, subjectKey{}, feedReadPage,
@@ -633,13 +636,13 @@ func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntr
 		return nil, false, fmt.Errorf("read the feed: %w: source %q", ErrBadFilter, q.Source)
 	}
 	after, inRegistry := registryCursor(q.After)
-	if inRegistry && q.Source != FeedSourceAll {
-		return nil, false, fmt.Errorf("read the feed: %w: a cursor of the Registry's entries needs source all", ErrBadFilter)
+	if inRegistry && !q.withRegistryOnly() {
+		return nil, false, fmt.Errorf("read the feed: %w: a cursor of the Registry's entries needs source registry or all", ErrBadFilter)
 	}
 	err = db.readFeed(ctx, func(tx *sql.Tx) error {
 		if !inRegistry {
 			var err error
-			if entries, more, err = feedCardEntries(ctx, db.reader(tx), q); err != nil || more || q.Source != FeedSourceAll {
+			if entries, more, err = feedCardEntries(ctx, db.reader(tx), q); err != nil || more || !q.withRegistryOnly() {
 				return err
 			}
 		}
@@ -738,18 +741,28 @@ func readEntries(ctx context.Context, tx *readTx, keys []string, tombstones bool
 
 // FeedEntriesNamed returns the listed entries whose card has this name, in
 // the order of each card's first record (the first is what
-// .../versions/latest serves).
-func (db *DB) FeedEntriesNamed(ctx context.Context, name string) ([]FeedEntry, error) {
+// .../versions/latest serves), of the records the filter keeps; with
+// source registry or all, then the entries of the latest, active Registry
+// entries of this name declaring endpoints no listed card declares (as
+// FeedEntries gives them), in registry order.
+func (db *DB) FeedEntriesNamed(ctx context.Context, name string, filter FeedFilter) ([]FeedEntry, error) {
+	if !validSource(filter.Source) {
+		return nil, fmt.Errorf("read the feed: %w: source %q", ErrBadFilter, filter.Source)
+	}
 	var out []FeedEntry
 	err := db.readFeed(ctx, func(sqlTx *sql.Tx) error {
 		tx := db.reader(sqlTx)
+		where, args := filter.and(`f.name = ? AND f.removed_at IS NULL`, []any{name})
 		keys, err := collect(ctx, tx, scanString, `SELECT f.card_key FROM `+feedFrom+`
-			WHERE f.name = ? AND f.removed_at IS NULL GROUP BY f.card_key ORDER BY MIN(f.entry_first), f.card_key`, name)
+			WHERE `+where+` GROUP BY f.card_key ORDER BY MIN(f.entry_first), f.card_key`, args...)
 		if err != nil {
 			return fmt.Errorf("read the feed: %w", err)
 		}
-		out, err = readEntries(ctx, tx, keys, false, FeedFilter{})
-		return err
+		if out, err = readEntries(ctx, tx, keys, false, filter); err != nil || !filter.withRegistryOnly() {
+			return err
+		}
+		return eachRegistryEntry(ctx, sqlTx, registryEntryQuery{FeedFilter: filter, Name: name}, subjectKey{}, feedReadPage,
+			func(e FeedEntry) (bool, error) { out = append(out, e); return true, nil })
 	})
 	return out, err
 }

@@ -79,15 +79,22 @@ func (q FeedFilter) withRegistryOnly() bool {
 // registryRecordColumns are a record of an endpoint only the Registry
 // declares (x: url_norm, url, type; e its entry), with registryRecordJoins.
 const registryRecordColumns = `x.url_norm, x.url, x.type, e.name, e.version, e.first_seen, e.last_seen,
-	e.changed_at, COALESCE(p.probed_at, ''), COALESCE(p.outcome, ''), COALESCE(p.transport, ''),
+	` + registryRecordUpdated + `, COALESCE(p.probed_at, ''), COALESCE(p.outcome, ''), COALESCE(p.transport, ''),
 	COALESCE(p.protocol, ''), COALESCE(p.server_name, ''), COALESCE(p.server_version, ''), p.tool_count,
 	COALESCE(p.result, ''), COALESCE(d.decision, ''), COALESCE(d.reason, ''),
 	COALESCE(rc.category, ''), COALESCE(rc.source, ''), e.source`
 
+// registryRecordUpdated is a Registry-only record's updatedAt: its
+// entry's last change or its latest probe's last change of meaning
+// (probe_meaning pm), whichever is later.
+const registryRecordUpdated = `CASE WHEN COALESCE(pm.changed_at, '') > e.changed_at THEN pm.changed_at ELSE e.changed_at END`
+
 // registryRecordJoins joins a registry record's latest probe, latest
-// probe decision and its entry's category.
+// probe decision, when its probe's meaning last changed and its entry's
+// category.
 const registryRecordJoins = `LEFT JOIN probes p ON p.id = (SELECT MAX(p2.id) FROM probes p2 WHERE p2.remote_norm = x.url_norm)
 	LEFT JOIN probe_decisions d ON d.id = (SELECT MAX(d2.id) FROM probe_decisions d2 WHERE d2.remote_norm = x.url_norm)
+	LEFT JOIN probe_meaning pm ON pm.remote_norm = x.url_norm
 	LEFT JOIN server_categories rc ON rc.kind = '` + KindRegistry + `' AND rc.registry = e.source AND rc.subject = e.name`
 
 // scanRegistryRecords scans registryRecordColumns rows and closes them.
@@ -116,12 +123,13 @@ func scanRegistryRecords(rows *sql.Rows) ([]FeedServer, error) {
 }
 
 // registryEntryConds adds the conditions on a Registry entry e (and its
-// category rc) that the feed's reads share: changed since, a substring of
-// the name, the category.
-func registryEntryConds(conds []string, args []any, f FeedFilter, since, search string) ([]string, []any) {
+// category rc) that the feed's reads share: changed since (the entry, or
+// the meaning of a probe: probeChanged, a condition with one parameter,
+// the time), a substring of the name, the category.
+func registryEntryConds(conds []string, args []any, f FeedFilter, since, search, probeChanged string) ([]string, []any) {
 	if since != "" {
-		conds = append(conds, "e.changed_at > ?")
-		args = append(args, since)
+		conds = append(conds, "(e.changed_at > ? OR "+probeChanged+")")
+		args = append(args, since, since)
 	}
 	if search != "" {
 		conds = append(conds, `lower(e.name) LIKE lower(?) ESCAPE '\'`)
@@ -138,7 +146,7 @@ func registryOnlyPage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCu
 		// Every endpoint sorts before the cards; none of these has a grade.
 		return nil, nil
 	}
-	conds, args := registryEntryConds([]string{"1 = 1"}, nil, q.FeedFilter, q.Since, q.Search)
+	conds, args := registryEntryConds([]string{"1 = 1"}, nil, q.FeedFilter, q.Since, q.Search, "pm.changed_at > ?")
 	switch {
 	case q.NotProbed:
 		conds = append(conds, "p.id IS NULL")

@@ -8,9 +8,9 @@ import (
 )
 
 // The Registry-shaped feed (one entry per describing card) with source
-// all: after the cards' entries come the Registry entries declaring
-// endpoints no listed card declares, in (registry, name) order, each with
-// those endpoints as its records.
+// registry or all: after the cards' entries come the Registry entries
+// declaring endpoints no listed card declares, in (registry, name) order,
+// each with those endpoints as its records.
 
 // FeedEntryRegistry is the Registry entry an entry of Registry-only
 // servers stands for.
@@ -48,18 +48,26 @@ type registryEntryQuery struct {
 	Search, Since, Name string
 }
 
+// registryOnlyRemote is the condition "Registry remote rr is declared by
+// no listed card".
+const registryOnlyRemote = `NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0 AND f.key = rr.url_norm AND f.removed_at IS NULL)`
+
 // registryEntriesPage reads up to size Registry entries after a key that
 // declare an endpoint no listed card declares, each with those endpoints'
-// records that the filter keeps; an entry left with none is dropped. read
-// is how many entries the page read before that, to tell the last page.
+// records that the filter keeps; an entry left with none is dropped. With
+// q.Since, the entries that went away since then come too, in key order,
+// each with its endpoints' tombstones (registryGoneEntries). read is how
+// many entries the page read before that, to tell the last page.
 func registryEntriesPage(ctx context.Context, tx *sql.Tx, q registryEntryQuery, after subjectKey, size int) (out []FeedEntry, read int, last subjectKey, err error) {
 	if q.Grade != "" {
 		return nil, 0, last, nil // none of them has a grade
 	}
 	conds := []string{"e.is_latest = 1", "e.status = 'active'", "(e.source, e.name) > (?, ?)",
 		`EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.source = e.source AND rr.name = e.name AND rr.version = e.version
-		 AND NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0 AND f.key = rr.url_norm AND f.removed_at IS NULL))`}
-	conds, args := registryEntryConds(conds, []any{after.registry, after.subject}, q.FeedFilter, q.Since, q.Search)
+		 AND ` + registryOnlyRemote + `)`}
+	conds, args := registryEntryConds(conds, []any{after.registry, after.subject}, q.FeedFilter, q.Since, q.Search,
+		`EXISTS (SELECT 1 FROM registry_remotes rr JOIN probe_meaning pm ON pm.remote_norm = rr.url_norm
+		 WHERE rr.source = e.source AND rr.name = e.name AND rr.version = e.version AND pm.changed_at > ? AND `+registryOnlyRemote+`)`)
 	if q.Name != "" {
 		conds = append(conds, "e.name = ?")
 		args = append(args, q.Name)
@@ -74,10 +82,85 @@ func registryEntriesPage(ctx context.Context, tx *sql.Tx, q registryEntryQuery, 
 	if err != nil {
 		return nil, 0, last, fmt.Errorf("registry entries of the feed: %w", err)
 	}
-	if len(entries) == 0 {
+	var gone []FeedEntry
+	if q.Since != "" {
+		if gone, err = registryGoneEntries(ctx, tx, q, after, size); err != nil {
+			return nil, 0, last, err
+		}
+	}
+	if len(entries)+len(gone) == 0 {
 		return nil, 0, last, nil
 	}
-	last = subjectKey{entries[len(entries)-1].Source, entries[len(entries)-1].Name}
+	// The page is the first size of both, in key order.
+	read = min(len(entries)+len(gone), size)
+	var lastLive, lastGone subjectKey
+	if len(entries) > 0 {
+		lastLive = subjectKey{entries[len(entries)-1].Source, entries[len(entries)-1].Name}
+	}
+	if len(gone) > 0 {
+		lastGone = subjectKey{gone[len(gone)-1].Registry.Source, gone[len(gone)-1].Registry.Name}
+	}
+	switch {
+	case len(gone) == 0:
+		last = lastLive
+	case len(entries) == 0:
+		last = lastGone
+	case len(entries)+len(gone) <= size:
+		last = maxKey(lastLive, lastGone)
+	default:
+		// Cut both at the size-th key of the two merged.
+		i, j := 0, 0
+		for i+j < size {
+			if j == len(gone) || (i < len(entries) && lessKey(subjectKey{entries[i].Source, entries[i].Name},
+				subjectKey{gone[j].Registry.Source, gone[j].Registry.Name})) {
+				last = subjectKey{entries[i].Source, entries[i].Name}
+				i++
+			} else {
+				last = subjectKey{gone[j].Registry.Source, gone[j].Registry.Name}
+				j++
+			}
+		}
+		entries, gone = entries[:i], gone[:j]
+	}
+	live, err := registryEntryRecords(ctx, tx, q, entries)
+	if err != nil {
+		return nil, 0, last, err
+	}
+	out = mergeEntries(live, gone)
+	return out, read, last, nil
+}
+
+func lessKey(a, b subjectKey) bool {
+	return a.registry < b.registry || (a.registry == b.registry && a.subject < b.subject)
+}
+
+func maxKey(a, b subjectKey) subjectKey {
+	if lessKey(a, b) {
+		return b
+	}
+	return a
+}
+
+// mergeEntries merges two lists of Registry entries, each in key order.
+func mergeEntries(a, b []FeedEntry) []FeedEntry {
+	out := make([]FeedEntry, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if lessKey(subjectKey{a[0].Registry.Source, a[0].Registry.Name}, subjectKey{b[0].Registry.Source, b[0].Registry.Name}) {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// registryEntryRecords gives live Registry entries the records of their
+// endpoints no listed card declares that the filter keeps; an entry left
+// with none is dropped.
+func registryEntryRecords(ctx context.Context, tx *sql.Tx, q registryEntryQuery, entries []FeedEntryRegistry) ([]FeedEntry, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
 	names := make([]any, len(entries))
 	for i, e := range entries {
 		names[i] = e.Name
@@ -89,32 +172,87 @@ func registryEntriesPage(ctx context.Context, tx *sql.Tx, q registryEntryQuery, 
 		  AND NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0 AND f.key = x.url_norm AND f.removed_at IS NULL)
 		ORDER BY x.source, x.name, x.url_norm`, names...)
 	if err != nil {
-		return nil, 0, last, fmt.Errorf("registry entries of the feed: %w", err)
+		return nil, fmt.Errorf("registry entries of the feed: %w", err)
 	}
 	recs, err := scanRegistryRecords(rows)
 	if err != nil {
-		return nil, 0, last, fmt.Errorf("registry entries of the feed: %w", err)
-	}
-	kept := recs[:0]
-	for _, r := range recs {
-		if q.keeps(r) {
-			kept = append(kept, r)
-		}
+		return nil, fmt.Errorf("registry entries of the feed: %w", err)
 	}
 	// The Registry shape carries each endpoint's probe, not the record's
 	// facts (attachServerFacts): they are not read here.
 	by := map[subjectKey][]FeedServer{}
-	for _, r := range kept {
-		k := subjectKey{r.registrySource, r.Name}
-		by[k] = append(by[k], r)
+	for _, r := range recs {
+		if q.keeps(r) {
+			k := subjectKey{r.registrySource, r.Name}
+			by[k] = append(by[k], r)
+		}
 	}
+	var out []FeedEntry
 	for i := range entries {
 		e := &entries[i]
 		if rs := by[subjectKey{e.Source, e.Name}]; len(rs) > 0 {
 			out = append(out, FeedEntry{Registry: e, Records: rs})
 		}
 	}
-	return out, len(entries), last, nil
+	return out, nil
+}
+
+// registryGoneEntries reads up to size Registry entries after a key whose
+// endpoints left the Registry after q.Since (registry_gone) and that
+// declare no endpoint only the Registry declares now: each an entry of
+// tombstones, its Registry part the version that last declared them, as
+// the delta feed's tombstones of those endpoints (registryGonePage) are.
+// Like those, they are given whatever the category and outcome filters
+// say: a mirror that kept such a server must hear that it went.
+func registryGoneEntries(ctx context.Context, tx *sql.Tx, q registryEntryQuery, after subjectKey, size int) ([]FeedEntry, error) {
+	conds := []string{"g.removed_at > ?", "(g.source, g.name) > (?, ?)", `NOT EXISTS (SELECT 1 FROM feed_servers f
+		WHERE f.kind = 0 AND f.key = g.url_norm AND (f.removed_at IS NULL OR f.updated_at > ?))`,
+		`NOT EXISTS (SELECT 1 FROM registry_entries e JOIN registry_remotes rr ON rr.source = e.source AND rr.name = e.name
+		 AND rr.version = e.version WHERE e.source = g.source AND e.name = g.name AND e.is_latest = 1 AND e.status = 'active'
+		 AND ` + registryOnlyRemote + `)`}
+	args := []any{q.Since, after.registry, after.subject, q.Since}
+	if q.Search != "" {
+		conds = append(conds, `lower(g.name) LIKE lower(?) ESCAPE '\'`)
+		args = append(args, "%"+likeEscape(q.Search)+"%")
+	}
+	if q.Name != "" {
+		conds = append(conds, "g.name = ?")
+		args = append(args, q.Name)
+	}
+	type gone struct {
+		source, name, version, serverJSON string
+		rec                               FeedServer
+	}
+	rows, err := collect(ctx, tx, func(rows *sql.Rows) (gone, error) {
+		var g gone
+		s := &g.rec
+		err := rows.Scan(&g.source, &g.name, &g.version, &g.serverJSON, &s.EndpointNorm, &s.Endpoint, &s.RemovedReason, &s.RemovedAt)
+		s.kind, s.Name, s.UpdatedAt, s.Findings = kindEndpoint, g.name, s.RemovedAt, []string{}
+		return g, err
+	}, `SELECT g.source, g.name, g.version, COALESCE(e.server_json, ''), g.url_norm, g.url, g.reason, g.removed_at
+		FROM registry_gone g LEFT JOIN registry_entries e ON e.source = g.source AND e.name = g.name AND e.version = g.version
+		WHERE (g.source, g.name) IN (SELECT DISTINCT g.source, g.name FROM registry_gone g WHERE `+strings.Join(conds, " AND ")+`
+		                             ORDER BY g.source, g.name LIMIT ?)
+		  AND `+strings.Join(conds, " AND ")+`
+		ORDER BY g.source, g.name, g.url_norm`, append(append(append([]any{}, args...), size), args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("registry entries gone from the feed: %w", err)
+	}
+	var out []FeedEntry
+	for _, g := range rows {
+		if n := len(out); n > 0 && out[n-1].Registry.Source == g.source && out[n-1].Registry.Name == g.name {
+			e := &out[n-1]
+			e.Records = append(e.Records, g.rec)
+			if g.rec.RemovedAt > e.Registry.ChangedAt {
+				// The version that declared the endpoint that went last.
+				e.Registry.Version, e.Registry.ChangedAt, e.Registry.ServerJSON = g.version, g.rec.RemovedAt, g.serverJSON
+			}
+			continue
+		}
+		out = append(out, FeedEntry{Registry: &FeedEntryRegistry{Source: g.source, Name: g.name, Version: g.version,
+			ChangedAt: g.rec.RemovedAt, ServerJSON: g.serverJSON}, Records: []FeedServer{g.rec}})
+	}
+	return out, nil
 }
 
 // keeps applies the filter's probe outcome to a Registry-only record (the

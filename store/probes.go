@@ -67,9 +67,9 @@ func (db *DB) AddProbeDecision(ctx context.Context, ds ...ProbeDecision) error {
 
 // AddProbe appends a probe result.
 func (db *DB) AddProbe(ctx context.Context, runID int64, p ProbeRow) error {
-	var tools any
+	var tools sql.NullInt64
 	if p.ToolCount != nil {
-		tools = *p.ToolCount
+		tools = sql.NullInt64{Int64: int64(*p.ToolCount), Valid: true}
 	}
 	probedAt := db.Now()
 	if t, err := time.Parse(time.RFC3339Nano, p.ProbedAt); err == nil {
@@ -84,7 +84,10 @@ func (db *DB) AddProbe(ctx context.Context, runID int64, p ProbeRow) error {
 		if err != nil {
 			return fmt.Errorf("add probe for %s: %w", p.URL, err)
 		}
-		return feedAfterProbe(tx, now, p.RemoteNorm)
+		if err := feedAfterProbe(tx, now, p.RemoteNorm); err != nil {
+			return err
+		}
+		return afterProbeMeaning(tx, now, p, tools)
 	})
 }
 

@@ -183,9 +183,6 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		}
 		opts.Since = store.FormatTime(t)
 	}
-	if opts.Filter.Source == store.FeedSourceAll && !f.AllSources {
-		return usagef("--source all needs a format that can carry the servers only the Registry declares (jsonl, csv, json), not %s", format)
-	}
 	if err := checkPublisherDomain(publisher); err != nil {
 		return err
 	}
@@ -203,10 +200,10 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	opts.Catalog = feed.CatalogOptions{PublisherDomain: publisher}
 	skipped := 0
 	opts.Skipped = &skipped
-	// Said once the catalog is written: how many cards it left out.
+	// Said once the catalog is written: how many entries it left out.
 	defer func() {
 		if skipped > 0 {
-			fmt.Fprintf(e.stderr, "%d card(s) without a publisher identifier left out; --publisher-domain mints identifiers for them\n", skipped)
+			fmt.Fprintf(e.stderr, "%d catalog entries without a publisher identifier (cards, or servers only the Registry declares) left out; --publisher-domain mints identifiers for them\n", skipped)
 		}
 	}()
 	if out == "" {

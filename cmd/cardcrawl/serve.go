@@ -53,11 +53,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		"                                 outcome, grade, ns); /servers/{key} one server; /summary counts;",
 		"                                 /raw/{sha256} a stored document as text",
 		"  /v0.1/servers                  Registry v0.1 list API (limit, cursor, search, updated_since, grade,",
-		"                                 outcome, source: card or registry)",
-		"  /v0.1/servers/{name}/versions  and /versions/{version} (latest or an exact version)",
+		"                                 outcome, source)",
+		"  /v0.1/servers/{name}/versions  and /versions/{version} (latest or an exact version; source)",
 		"  "+strings.Join(files, " "),
-		"                                 the feed files (grade, outcome, source; source=all on",
-		"                                 /feed.jsonl and /feed.csv adds the servers only the Registry declares)",
+		"                                 the feed files (grade, outcome, source; source=registry or all",
+		"                                 adds the servers only the Registry declares)",
 		"  /healthz                       ok",
 		"At most --max-conns connections are open at once (more wait to be accepted); an idle",
 		"keep-alive connection is closed after 60 s, and a client that stops reading for 60 s is",
@@ -70,7 +70,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&maxConns, "max-conns", defaultMaxConns, "most connections open at once (each takes a file descriptor)")
 	var publisher, source string
 	fs.StringVar(&publisher, "publisher-domain", "", publisherDomainHelp)
-	fs.StringVar(&source, "source", store.FeedSourceCard, "what a request without ?source= gets: `card`, registry or all (all: /feed.jsonl and /feed.csv only; the rest serve cards)")
+	fs.StringVar(&source, "source", store.FeedSourceCard, "what a request without ?source= gets: `card`, registry or all")
 	var pf profileFlags
 	pf.register(fs)
 	if err := parseNoArgs(fs, args); err != nil {

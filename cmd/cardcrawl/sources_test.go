@@ -98,8 +98,29 @@ func TestExportSources(t *testing.T) {
 		}
 	}
 
+	// The AI Catalog with source all: the Registry's server as an inline
+	// card under an identifier minted under the publisher domain.
+	code, stdout, stderr = run(t, "", "export", "--db", db, "--format", "ai-catalog", "--source", "all",
+		"--publisher-domain", "directory.example")
+	if code != exitOK {
+		t.Fatalf("export ai-catalog --source all: exit %d: %s", code, stderr)
+	}
+	type catalogEntry struct {
+		Identifier string
+		Data       struct{ Name string }
+		Extensions map[string]struct{ Sources []string }
+	}
+	var catalog struct{ Entries []catalogEntry }
+	if err := json.Unmarshal([]byte(stdout), &catalog); err != nil {
+		t.Fatal(err)
+	}
+	i = slices.IndexFunc(catalog.Entries, func(e catalogEntry) bool { return e.Data.Name == "example.oldstyle/weather" })
+	if i < 0 || !strings.HasPrefix(catalog.Entries[i].Identifier, "urn:air:directory.example:mcp-server-card:") ||
+		!slices.Equal(catalog.Entries[i].Extensions[feed.MetaKey].Sources, []string{"registry"}) {
+		t.Errorf("export ai-catalog --source all: the Registry's server is missing or wrong: %s", stdout)
+	}
+
 	for _, args := range [][]string{
-		{"export", "--db", db, "--format", "ai-catalog", "--source", "all"},
 		{"export", "--db", db, "--source", "cards"},
 		{"servers", "--db", db, "--source", "both"},
 		{"serve", "--db", db, "--source", "x"},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/cardcrawl/cardcrawl/internal/jsonstream"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/cardcrawl/cardcrawl/servercard"
@@ -82,6 +83,60 @@ func (c *directoryCatalog) entry(r Record, card *servercard.Card) map[string]any
 	return e
 }
 
+// registryEntry is the catalog entry of a Registry entry of servers no
+// listed card declares (source registry or all), or nil when it is left
+// out. The Registry serves a server.json, not a Server Card, and no media
+// type names a server.json, so an entry pointing at the Registry (url)
+// would say it is something it is not. The entry carries instead, inline
+// (data), the Server Card of what server.json and card share (the SEP
+// keeps their names compatible: name, version, title, description, links,
+// icons, remotes), marked as derived: extensions say where it was found
+// (the Registry's URL of that version) and that its source is the
+// Registry. The publisher gave it no AI Catalog identifier (a Registry name
+// is not one), so one is minted under PublisherDomain; without one it is
+// left out and counted.
+func (c *directoryCatalog) registryEntry(r *store.FeedEntryRegistry) map[string]any {
+	if c.o.PublisherDomain == "" {
+		c.skipped++
+		return nil
+	}
+	card := registryCard(r.ServerJSON)
+	id := MintIdentifier(c.o.PublisherDomain, registryServerURL(r.Source, r.Name))
+	if c.used[id+"\x00"+card.Version] {
+		c.skipped++
+		return nil
+	}
+	c.used[id+"\x00"+card.Version] = true
+	e := map[string]any{"type": "application/mcp-server-card+json", "data": card, "identifier": id,
+		"extensions": map[string]any{MetaKey: map[string]any{
+			"foundIn":  registryServerURL(r.Source, r.Name) + "/versions/" + url.PathEscape(r.Version),
+			"registry": r.Source, "sources": []string{SourceRegistry}}}}
+	if card.Version != "" {
+		e["version"] = card.Version
+	}
+	if name := firstNonEmpty(card.Title, card.Name); name != "" {
+		e["displayName"] = name
+	}
+	return e
+}
+
+// registryCard is the Server Card made of the fields a Registry
+// server.json shares with a card, links made safe as a card's are; the
+// server.json's own _meta (the publisher's and the Registry's) is not
+// the card's, and its packages are not a card's to carry.
+func registryCard(serverJSON string) *servercard.Card {
+	card := decodeCard(serverJSON)
+	card.Schema, card.Meta = servercard.SchemaURL, nil
+	return card
+}
+
+// registryServerURL is the Registry API's URL of a server's name (its
+// versions are under it): what a minted identifier of a Registry-only
+// server is made from, stable across its versions.
+func registryServerURL(registry, name string) string {
+	return strings.TrimSuffix(registry, "/") + "/v0.1/servers/" + url.PathEscape(name)
+}
+
 // byURL: the catalog points at the card where it was found; otherwise it
 // carries the card inline.
 func byURL(r Record) bool { return r.CardURL != "" && !r.CardInline }
@@ -109,6 +164,12 @@ func writeAICatalog(ctx context.Context, w io.Writer, src Source, opts WriteOpti
 	}
 	arr := jsonstream.New(w, "  ")
 	err := src.EachFeedEntry(ctx, opts.Filter, func(e *store.FeedEntry) error {
+		if e.Registry != nil {
+			if entry := c.registryEntry(e.Registry); entry != nil {
+				return arr.Add(entry)
+			}
+			return nil
+		}
 		r := NewRecord(&e.Records[0])
 		var card *servercard.Card
 		if !byURL(r) {

@@ -26,9 +26,9 @@ func (c *readCounter) FeedEntries(ctx context.Context, q store.EntryQuery) ([]st
 	return c.DB.FeedEntries(ctx, q)
 }
 
-func (c *readCounter) FeedEntriesNamed(ctx context.Context, name string) ([]store.FeedEntry, error) {
+func (c *readCounter) FeedEntriesNamed(ctx context.Context, name string, f store.FeedFilter) ([]store.FeedEntry, error) {
 	c.reads.Add(1)
-	return c.DB.FeedEntriesNamed(ctx, name)
+	return c.DB.FeedEntriesNamed(ctx, name, f)
 }
 
 // TestAPIAnswersKeptPerVersion: between two writes, asking for the same

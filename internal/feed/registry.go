@@ -94,17 +94,24 @@ func NewRegistryEntry(e *store.FeedEntry, api bool) (entry RegistryEntry, ok boo
 		Endpoints: found}
 	if api {
 		d.UpdatedAt = updated
-		if e.Removed() {
-			last := &e.Records[0]
-			for i := range e.Records {
-				if e.Records[i].RemovedAt > last.RemovedAt {
-					last = &e.Records[i]
-				}
-			}
-			d.Removed = &RemovedEntry{At: last.RemovedAt, Reason: last.RemovedReason}
-		}
+		d.Removed = removedEntry(e)
 	}
 	return RegistryEntry{Server: srv, Meta: EntryMeta{Discovery: d}}, true
+}
+
+// removedEntry says when and why an entry whose records are all gone went
+// (its last record's removal), nil while it is listed.
+func removedEntry(e *store.FeedEntry) *RemovedEntry {
+	if !e.Removed() {
+		return nil
+	}
+	last := &e.Records[0]
+	for i := range e.Records {
+		if e.Records[i].RemovedAt > last.RemovedAt {
+			last = &e.Records[i]
+		}
+	}
+	return &RemovedEntry{At: last.RemovedAt, Reason: last.RemovedReason}
 }
 
 // cardIcons are the icons of a record's describing card, as the entry
@@ -132,20 +139,28 @@ func cardRemote(s *store.FeedServer) (rm servercard.Remote, ok bool) {
 
 // newRegistryOnlyEntry republishes the Registry's own server.json of an
 // entry whose endpoints no listed card declares, links made safe as a
-// card's are, with where its endpoints stand (probes) under MetaKey.
+// card's are, with where its endpoints stand (probes) under MetaKey. With
+// api, it says when it last changed (the entry, or an endpoint's probe),
+// and, on an entry of tombstones, that it went.
 func newRegistryOnlyEntry(e *store.FeedEntry, api bool) RegistryEntry {
 	var srv wire.Server
 	_ = json.Unmarshal([]byte(e.Registry.ServerJSON), &srv) // stored as the Registry served it
+	if srv.Name == "" {
+		srv.Name, srv.Version = e.Registry.Name, e.Registry.Version
+	}
 	dropUnsafeLinks(&srv.WebsiteURL, &srv.Repository, &srv.Icons, &srv.Remotes)
 	d := Discovery{Endpoints: make([]FoundEndpoint, 0, len(e.Records)), Findings: []string{},
 		Sources: []string{SourceRegistry}, Registry: e.Registry.Source}
+	updated := e.Registry.ChangedAt
 	for i := range e.Records {
 		r := NewRecord(&e.Records[i])
+		updated = max(updated, e.Records[i].UpdatedAt)
 		d.Endpoints = append(d.Endpoints, FoundEndpoint{Endpoint: r.Endpoint, ListedBy: r.ListedBy, FirstSeen: r.FirstSeen,
 			LastSeen: r.LastSeen, Probe: r.Probe})
 	}
 	if api {
-		d.UpdatedAt = e.Registry.ChangedAt
+		d.UpdatedAt = updated
+		d.Removed = removedEntry(e)
 	}
 	return RegistryEntry{Server: srv, Meta: EntryMeta{Discovery: d}}
 }

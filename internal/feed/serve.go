@@ -23,7 +23,7 @@ type Store interface {
 	Source
 	FeedVersion(ctx context.Context) (string, error)
 	FeedEntries(ctx context.Context, q store.EntryQuery) ([]store.FeedEntry, bool, error)
-	FeedEntriesNamed(ctx context.Context, name string) ([]store.FeedEntry, error)
+	FeedEntriesNamed(ctx context.Context, name string, filter store.FeedFilter) ([]store.FeedEntry, error)
 	CountFeedServers(ctx context.Context, q store.FeedQuery) (int, error)
 }
 
@@ -45,31 +45,24 @@ type ServerOptions struct {
 	// person-facing pages of internal/site) instead of the one-table page.
 	Site http.Handler
 	// Source is the source a request without a source parameter selects
-	// (store.FeedSources; default card). The AI Catalog, which lists cards
-	// only, serves the cards' entries when it is all.
+	// (store.FeedSources; default card).
 	Source string
 }
 
-// parseFilter reads a request's grade, outcome, source and category;
-// source all on a
-// format with one entry per card is refused when asked for, and falls back
-// to card when it is only the server's default.
-func (s *server) parseFilter(q url.Values, allSources bool) (store.FeedFilter, error) {
+// parseFilter reads a request's grade, outcome, source (the server's
+// default when it has none) and category.
+func (s *server) parseFilter(q url.Values) (store.FeedFilter, error) {
 	source := q.Get("source")
-	if source == "" && (allSources || s.opts.Source != store.FeedSourceAll) {
+	if source == "" {
 		source = s.opts.Source
 	}
-	filter, err := ParseFilter(FilterParams{Grade: q.Get("grade"), Outcome: q.Get("outcome"), Source: source,
+	return ParseFilter(FilterParams{Grade: q.Get("grade"), Outcome: q.Get("outcome"), Source: source,
 		Category: q.Get("category")})
-	if err == nil && filter.Source == store.FeedSourceAll && !allSources {
-		err = ErrCardsOnly
-	}
-	return filter, err
 }
 
 // shapeVersion is part of every ETag: a cardcrawl that writes different
 // bytes for the same database must not match an old ETag.
-const shapeVersion = "f1"
+const shapeVersion = "f2"
 
 // Handler serves the feed: a read-only Registry v0.1 list API
 // (/v0.1/servers, /v0.1/servers/{name}/versions[/{version}]), the feed
@@ -171,7 +164,7 @@ func (s *server) fail(w http.ResponseWriter, err error) {
 
 func (s *server) file(f Format) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		filter, err := s.parseFilter(r.URL.Query(), f.AllSources)
+		filter, err := s.parseFilter(r.URL.Query())
 		if err != nil {
 			problem(w, http.StatusBadRequest, err.Error())
 			return
@@ -209,18 +202,18 @@ const (
 
 // list serves GET /v0.1/servers with the Registry's parameters: limit,
 // cursor (opaque; here the last entry served: its card key, or for a
-// Registry entry with source all, its registry and name; so a page boundary
+// Registry entry with source registry or all, its registry and name; so a page boundary
 // stays put while servers are added before or after it), search (a substring of
 // the name, any case), updated_since (RFC 3339; entries changed after it,
 // those now gone included, as the Registry includes deleted servers) and
 // version (only "latest", which every entry here is); and cardcrawl's
-// own grade, outcome, source (all: the cards' entries, then those of the
-// Registry entries declaring servers no card declares) and category
+// own grade, outcome, source (registry or all: the cards' entries, then
+// those of the Registry entries declaring servers no card declares) and category
 // (ParseFilter), which keep the entries with a record that matches, and of
 // each only those records.
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	filter, err := s.parseFilter(q, true)
+	filter, err := s.parseFilter(q)
 	if err != nil {
 		problem(w, http.StatusBadRequest, err.Error())
 		return
@@ -272,7 +265,9 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 }
 
 // versions serves GET /v0.1/servers/{name}/versions: every listed card
-// claiming the name (names are assertions), the one latest serves first.
+// claiming the name (names are assertions), the one latest serves first;
+// with source registry or all, then the Registry's latest, active entry of
+// the name when it declares a server no card does.
 // The name arrives percent-encoded ("com.example%2Fweather"); PathValue
 // has already decoded it once, and decoding it again would turn a literal
 // "%41" into "A" and refuse a name with "%" in it.
@@ -310,7 +305,12 @@ func (s *server) version(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) named(w http.ResponseWriter, r *http.Request) ([]store.FeedEntry, bool) {
-	entries, err := s.opts.Store.FeedEntriesNamed(r.Context(), r.PathValue("name"))
+	filter, err := s.parseFilter(r.URL.Query())
+	if err != nil {
+		problem(w, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	entries, err := s.opts.Store.FeedEntriesNamed(r.Context(), r.PathValue("name"), store.FeedFilter{Source: filter.Source})
 	if err != nil {
 		s.fail(w, err)
 		return nil, false

@@ -290,8 +290,8 @@ func TestSearchAndUpdatedSince(t *testing.T) {
 
 // TestServeSource: the feed files and the list API take source (all adds
 // the servers only the Registry declares; the filled store has none, so
-// the records are the cards'), the AI Catalog lists cards and refuses
-// all, and a value that is no source is a 400 naming the parameter.
+// the records are the cards'), and a value that is no source is a 400
+// naming the parameter.
 func TestServeSource(t *testing.T) {
 	db, _ := filledStore(t, 3)
 	c := newServer(t, db)
@@ -300,7 +300,7 @@ func TestServeSource(t *testing.T) {
 		"/feed.jsonl?source=all":                         http.StatusOK,
 		"/feed.csv?source=registry":                      http.StatusOK,
 		"/feed.json?source=all":                          http.StatusOK,
-		"/.well-known/ai-catalog.json?source=all":        http.StatusBadRequest,
+		"/.well-known/ai-catalog.json?source=all":        http.StatusOK,
 		"/v0.1/servers?source=all":                       http.StatusOK,
 		"/v0.1/servers?source=registry":                  http.StatusOK,
 		"/feed.jsonl?source=cards":                       http.StatusBadRequest,

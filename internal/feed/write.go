@@ -31,7 +31,7 @@ type WriteOptions struct {
 	Filter store.FeedFilter
 	// Catalog says who aggregates the AI Catalog (ai-catalog only).
 	Catalog CatalogOptions
-	// Skipped, when set, receives how many cards the AI Catalog left out
+	// Skipped, when set, receives how many entries the AI Catalog left out
 	// for want of a publisher identifier (see CatalogOptions).
 	Skipped *int
 }
@@ -47,23 +47,20 @@ type Format struct {
 	Help string
 	// Delta: the format can carry the delta feed (WriteOptions.Since).
 	Delta bool
-	// AllSources: the format can carry the servers only the Registry
-	// declares (source all); the AI Catalog lists cards only.
-	AllSources bool
-	write      func(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error
+	write func(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error
 }
 
 // Formats are the feed's formats, in the order help lists them.
 var Formats = []Format{
-	{Name: "jsonl", ContentType: "application/jsonl", Path: "/feed.jsonl", Delta: true, AllSources: true,
+	{Name: "jsonl", ContentType: "application/jsonl", Path: "/feed.jsonl", Delta: true,
 		Help:  "one JSON record per server (endpoint, or card without remote); with --since, changes and tombstones",
 		write: writeJSONL},
-	{Name: "json", ContentType: "application/json", Path: "/feed.json", AllSources: true,
-		Help: "the Registry v0.1 list shape, one server.json entry per describing card (and with --source all, per Registry entry of servers no card declares)", write: writeRegistryJSON},
-	{Name: "csv", ContentType: "text/csv; charset=utf-8", Path: "/feed.csv", AllSources: true,
+	{Name: "json", ContentType: "application/json", Path: "/feed.json",
+		Help: "the Registry v0.1 list shape, one server.json entry per describing card (and with --source registry or all, per Registry entry of servers no card declares)", write: writeRegistryJSON},
+	{Name: "csv", ContentType: "text/csv; charset=utf-8", Path: "/feed.csv",
 		Help: "one row per server, formula cells neutralised", write: writeCSV},
 	{Name: "ai-catalog", ContentType: "application/ai-catalog+json", Path: "/.well-known/ai-catalog.json",
-		Help: "an AI Catalog of the discovered cards", write: writeAICatalog},
+		Help: "an AI Catalog of the discovered cards (with --source registry or all, also a card made of each Registry entry of servers no card declares)", write: writeAICatalog},
 }
 
 // FormatNames lists the formats' names.
@@ -88,17 +85,10 @@ func FormatNamed(name string) (Format, bool) {
 // ErrNoDelta: the format cannot carry the delta feed.
 var ErrNoDelta = errors.New("this format has no delta form")
 
-// ErrCardsOnly: the format lists cards, so it cannot carry the servers only
-// the Registry declares.
-var ErrCardsOnly = errors.New("this format lists cards only: source all is for jsonl, csv and json")
-
 // Write streams the feed from src to w in this format.
 func (f Format) Write(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
 	if opts.Since != "" && !f.Delta {
 		return fmt.Errorf("%s: %w", f.Name, ErrNoDelta)
-	}
-	if opts.Filter.Source == store.FeedSourceAll && !f.AllSources {
-		return fmt.Errorf("%s: %w", f.Name, ErrCardsOnly)
 	}
 	return f.write(ctx, w, src, opts)
 }

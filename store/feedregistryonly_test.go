@@ -1,0 +1,226 @@
+package store_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// TestRegistryOnlyServers: a server only the Registry declares is a record
+// like a card's: its updatedAt moves on a new probe outcome (and the delta
+// feed then has it), not on a re-probe that finds the same; the versions of
+// its name are found with source registry or all; and when its entry goes
+// away, a delta of the Registry-shaped feed marks the entry removed.
+func TestRegistryOnlyServers(t *testing.T) { eachDialect(t, testRegistryOnlyServers) }
+
+func testRegistryOnlyServers(t *testing.T, dsn string) {
+	clock := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	db := open(t, dsn, func() time.Time { return clock })
+	ctx := context.Background()
+	if _, err := db.Enqueue(ctx, []string{"a.example"}, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		card    = "https://mcp.a.example/one"
+		only    = "https://only.r.example/mcp"
+		goneURL = "https://gone.s.example/mcp"
+		reg     = "https://registry.example"
+	)
+	if err := db.SaveDomain(ctx, result("a.example", card)); err != nil {
+		t.Fatal(err)
+	}
+	entries := []store.RegistryEntry{
+		{Source: reg, Name: "example.r/only", Version: "1.0.0", Status: "active", ReportedLatest: true,
+			ServerJSON: `{"name":"example.r/only","version":"1.0.0","description":"r"}`},
+		{Source: reg, Name: "example.s/gone", Version: "2.0.0", Status: "active", ReportedLatest: true,
+			ServerJSON: `{"name":"example.s/gone","version":"2.0.0","description":"s"}`},
+	}
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: entries}); err != nil {
+		t.Fatal(err)
+	}
+	for name, urls := range map[string][]string{"example.r/only": {only, card}, "example.s/gone": {goneURL}} {
+		var rs []store.RegistryRemote
+		for _, u := range urls {
+			rs = append(rs, store.RegistryRemote{URLNorm: u, URL: u, Type: "streamable-http"})
+		}
+		v := "1.0.0"
+		if name == "example.s/gone" {
+			v = "2.0.0"
+		}
+		doc := store.RegistryEntryDoc{Source: reg, Name: name, Version: v, ChangedAt: store.FormatTime(clock)}
+		if err := db.ReplaceRegistryRemotes(ctx, doc, "sha-"+name, rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// delta is what the JSONL delta feed and the Registry-shaped delta with
+	// a source say changed since a time: "key updatedAt" per record (and
+	// removedReason on a tombstone), "entry: key ..." per entry.
+	delta := func(since, source string) (records, entries []string) {
+		t.Helper()
+		q := store.FeedQuery{Since: since, FeedFilter: store.FeedFilter{Source: source}}
+		err := db.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
+			records = append(records, s.Cursor().Key+" "+s.UpdatedAt+" "+s.RemovedReason)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, _, err := db.FeedEntries(ctx, store.EntryQuery{Since: since, Limit: 100, FeedFilter: store.FeedFilter{Source: source}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return records, describeEntries(es)
+	}
+	version := func() string {
+		t.Helper()
+		v, err := db.FeedVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	probe := func(url, outcome string) func() {
+		return func() {
+			p := store.ProbeRow{RemoteNorm: url, URL: url, ProbedAt: clock.Format(time.RFC3339Nano), Outcome: outcome}
+			if err := db.AddProbe(ctx, 0, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	start := clock
+
+	// Each step happens an hour after the one before; {t} in a want is its
+	// time.
+	for _, step := range []struct {
+		name             string
+		do               func()
+		source           string
+		records, entries []string
+		versionStays     bool
+	}{
+		{name: "first probe of a Registry-only server", do: probe(only, "ok"), source: "all",
+			records: []string{only + " {t} "}, entries: []string{"entry " + reg + " example.r/only@1.0.0 updated {t}: " + only}},
+		{name: "the same outcome again", do: probe(only, "ok"), source: "all"},
+		{name: "the same outcome, source registry", do: probe(only, "ok"), source: "registry"},
+		{name: "a new outcome", do: probe(only, "timeout"), source: "registry",
+			records: []string{only + " {t} "}, entries: []string{"entry " + reg + " example.r/only@1.0.0 updated {t}: " + only}},
+		{name: "nothing happens", do: func() {}, source: "all", versionStays: true},
+		{name: "a card's endpoint probed: its card's entry, not the Registry's", do: probe(card, "ok"), source: "all",
+			records: []string{card + " {t} "}, entries: []string{"card https://a.example/card: " + card}},
+		{name: "the Registry deletes an entry", source: "all", do: func() {
+			gone := entries[1]
+			gone.Status = "deleted"
+			if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: []store.RegistryEntry{gone}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.PruneRegistryRemotes(ctx); err != nil {
+				t.Fatal(err)
+			}
+		},
+			records: []string{goneURL + " {t} " + store.RemovedRegistryDeleted},
+			entries: []string{"entry " + reg + " example.s/gone@2.0.0 updated {t} removed: " + goneURL}},
+	} {
+		since := store.FormatTime(clock)
+		before := version()
+		clock = clock.Add(time.Hour)
+		step.do()
+		at := func(ws []string) []string {
+			for i := range ws {
+				ws[i] = strings.ReplaceAll(ws[i], "{t}", store.FormatTime(clock))
+			}
+			return ws
+		}
+		records, es := delta(since, step.source)
+		if diff := cmp.Diff(at(step.records), records); diff != "" {
+			t.Errorf("%s: delta records with source %s (-want +got):\n%s", step.name, step.source, diff)
+		}
+		if diff := cmp.Diff(at(step.entries), es); diff != "" {
+			t.Errorf("%s: delta entries with source %s (-want +got):\n%s", step.name, step.source, diff)
+		}
+		if after := version(); (after == before) != step.versionStays {
+			t.Errorf("%s: feed version %s, then %s", step.name, before, after)
+		}
+	}
+
+	// The gone entry is a tombstone in a delta with the Registry's servers
+	// only; the card feed's delta has none, and no entry is removed in it.
+	_, es := delta(store.FormatTime(start), "registry")
+	want := []string{"card https://a.example/card: " + card,
+		"entry " + reg + " example.r/only@1.0.0 updated " + store.FormatTime(start.Add(4*time.Hour)) + ": " + only,
+		"entry " + reg + " example.s/gone@2.0.0 updated " + store.FormatTime(start.Add(7*time.Hour)) + " removed: " + goneURL}
+	if diff := cmp.Diff(want, es); diff != "" {
+		t.Errorf("delta since the start, source registry (-want +got):\n%s", diff)
+	}
+	if _, es := delta(store.FormatTime(start), "card"); len(es) != 1 {
+		t.Errorf("delta since the start, source card: %v", es)
+	}
+	// Without a delta, gone entries are not there.
+	es2, _, err := db.FeedEntries(ctx, store.EntryQuery{Limit: 100, FeedFilter: store.FeedFilter{Source: "all"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"card https://a.example/card: " + card,
+		"entry " + reg + " example.r/only@1.0.0 updated " + store.FormatTime(start.Add(4*time.Hour)) + ": " + only},
+		describeEntries(es2)); diff != "" {
+		t.Errorf("the Registry-shaped feed, source all (-want +got):\n%s", diff)
+	}
+
+	// The versions of a name: cards claiming it, then with source registry
+	// or all the Registry's entry of servers only it declares.
+	for _, tc := range []struct {
+		name, source string
+		want         []string
+	}{
+		{"example.r/only", "", nil},
+		{"example.r/only", "card", nil},
+		{"example.r/only", "registry", []string{"entry " + reg + " example.r/only@1.0.0 updated " +
+			store.FormatTime(start.Add(4*time.Hour)) + ": " + only}},
+		{"example.r/only", "all", []string{"entry " + reg + " example.r/only@1.0.0 updated " +
+			store.FormatTime(start.Add(4*time.Hour)) + ": " + only}},
+		{"example.s/gone", "all", nil},
+		{"com.example/x", "card", []string{"card https://a.example/card: " + card}},
+		{"com.example/x", "registry", []string{"card https://a.example/card: " + card}},
+	} {
+		es, err := db.FeedEntriesNamed(ctx, tc.name, store.FeedFilter{Source: tc.source})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, describeEntries(es)); diff != "" {
+			t.Errorf("versions of %s, source %q (-want +got):\n%s", tc.name, tc.source, diff)
+		}
+	}
+	if _, err := db.FeedEntriesNamed(ctx, "x", store.FeedFilter{Source: "cards"}); err == nil {
+		t.Error("versions with source cards: no error")
+	}
+}
+
+// describeEntries writes each entry as "card KEY: endpoints" or "entry
+// REGISTRY NAME@VERSION updated T[ removed]: endpoints".
+func describeEntries(es []store.FeedEntry) []string {
+	var out []string
+	for _, e := range es {
+		s := "card " + e.CardKey
+		if r := e.Registry; r != nil {
+			updated := r.ChangedAt
+			for _, rec := range e.Records {
+				updated = max(updated, rec.UpdatedAt)
+			}
+			s = "entry " + r.Source + " " + r.Name + "@" + r.Version + " updated " + updated
+			if e.Removed() {
+				s += " removed"
+			}
+		}
+		s += ":"
+		for _, rec := range e.Records {
+			s += " " + rec.Cursor().Key
+		}
+		out = append(out, s)
+	}
+	return out
+}
