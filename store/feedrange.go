@@ -36,10 +36,13 @@ type EntryPage struct {
 	More    bool
 	// Version is FeedVersion as the read found it.
 	Version string
-	// Range is the page's span; Keep is false when a write to the span
-	// may have come between the reads of the page and of its mark (only
-	// where one transaction's statements do not share a snapshot:
-	// PostgreSQL's read committed), and then Range says nothing.
+	// Range is the page's span; Keep is false when the span holds more
+	// than maxSpanRecords records (checking it would cost about what
+	// reading the page does: a search that matches few records reads to
+	// the end), or when a write to it may have come between the reads of
+	// the page and of its mark (only where one transaction's statements do
+	// not share a snapshot: PostgreSQL's read committed). Range then says
+	// nothing.
 	Range EntryRange
 	Keep  bool
 }
@@ -80,7 +83,7 @@ func (db *DB) FeedEntryPage(ctx context.Context, q EntryQuery) (EntryPage, error
 		if p.Range.Mark, err = rangeMark(ctx, tx.queryRow, p.Range); err != nil {
 			return err
 		}
-		p.Keep = p.Range.Mark.MaxSeq <= seq
+		p.Keep = p.Range.Mark.Records <= int64(maxSpanRecords) && p.Range.Mark.MaxSeq <= seq
 		return nil
 	})
 	return p, err
@@ -105,12 +108,19 @@ func (db *DB) CheckEntryRange(ctx context.Context, r EntryRange) (version string
 // (DB.queryRow) or a read transaction's (readTx.queryRow).
 type rowQuery func(ctx context.Context, query string, args ...any) *sql.Row
 
+// maxSpanRecords is the most records a kept page's span may hold. A mark
+// counts one more at most, so a span that grew past it never matches.
+// (A variable for the tests.)
+var maxSpanRecords = 2048
+
 const (
 	feedStateQuery = `SELECT db_id, seq FROM feed_state WHERE id = 1`
 	// Over feed_servers_card (card_key, kind, key), a page's span is a
-	// short walk of the index.
-	rangeMarkQuery      = `SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM feed_servers WHERE card_key > ? AND card_key <= ?`
-	rangeMarkToEndQuery = `SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM feed_servers WHERE card_key > ?`
+	// short walk of the index, and never longer than maxSpanRecords + 1.
+	rangeMarkQuery = `SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM (SELECT seq FROM feed_servers
+		WHERE card_key > ? AND card_key <= ? ORDER BY card_key LIMIT ?) span`
+	rangeMarkToEndQuery = `SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM (SELECT seq FROM feed_servers
+		WHERE card_key > ? ORDER BY card_key LIMIT ?) span`
 )
 
 func scanFeedState(ctx context.Context, q rowQuery) (id string, seq int64, err error) {
@@ -122,9 +132,9 @@ func scanFeedState(ctx context.Context, q rowQuery) (id string, seq int64, err e
 
 func rangeMark(ctx context.Context, q rowQuery, r EntryRange) (RangeMark, error) {
 	var m RangeMark
-	query, args := rangeMarkQuery, []any{r.After, r.Through}
+	query, args := rangeMarkQuery, []any{r.After, r.Through, maxSpanRecords + 1}
 	if r.ToEnd {
-		query, args = rangeMarkToEndQuery, []any{r.After}
+		query, args = rangeMarkToEndQuery, []any{r.After, maxSpanRecords + 1}
 	}
 	if err := q(ctx, query, args...).Scan(&m.Records, &m.MaxSeq); err != nil {
 		return m, fmt.Errorf("feed range: %w", err)

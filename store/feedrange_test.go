@@ -84,6 +84,11 @@ func testEntryRanges(t *testing.T, dsn string) {
 	if !end.Range.ToEnd || end.More {
 		t.Errorf("the last page's range %+v, more %v; want one to the end", end.Range, end.More)
 	}
+	defer func(n int) { *store.MaxSpanRecords = n }(*store.MaxSpanRecords)
+	*store.MaxSpanRecords = 3 // the span holds 4
+	if wide, err := db.FeedEntryPage(ctx, q); err != nil || wide.Keep {
+		t.Errorf("a span wider than the most a kept page may have: kept %v (%v)", wide.Keep, err)
+	}
 	if _, err := db.FeedEntryPage(ctx, store.EntryQuery{Limit: 3, Since: "2000-01-01T00:00:00Z"}); err == nil {
 		t.Error("a page selected by time was read by its span")
 	}

@@ -59,7 +59,7 @@ type answer struct {
 // validity is what a handler says of a whole answer it wrote: the store
 // version it read it at, and how to tell later whether it still is what a
 // read would give (check reads the store's version first, then whether
-// the answer still holds at it).
+// the answer still holds at it; nil: it holds at its version only).
 type validity struct {
 	version string
 	check   func(context.Context) (version string, still bool, err error)
@@ -249,7 +249,7 @@ func isClosed(ch <-chan struct{}) bool {
 }
 
 // fill publishes what the reading request wrote, or forgets the entry. A
-// checked entry whose handler gave no way to check it is not kept.
+// checked entry whose handler said nothing of it is not kept.
 func (c *answers) fill(el *list.Element, a *answer, rec *recorder, v *validity) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

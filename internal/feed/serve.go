@@ -275,15 +275,17 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) *validity {
 		return nil
 	}
 	// Read with its version in one transaction: the page is that
-	// version's, and keeps its ETag while its span holds.
+	// version's, and keeps its ETag while its span holds (or, when its
+	// span is not worth checking, while the store stays at the version).
 	w.Header().Set("ETag", etagOf(page.Version))
 	writeServerList(w, &out)
-	if !page.Keep {
-		return nil
+	v := &validity{version: page.Version}
+	if page.Keep {
+		v.check = func(ctx context.Context) (string, bool, error) {
+			return s.opts.Store.CheckEntryRange(ctx, page.Range)
+		}
 	}
-	return &validity{version: page.Version, check: func(ctx context.Context) (string, bool, error) {
-		return s.opts.Store.CheckEntryRange(ctx, page.Range)
-	}}
+	return v
 }
 
 // listQuery reads the list's parameters.
