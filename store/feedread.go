@@ -311,8 +311,17 @@ func (db *DB) reader(tx *sql.Tx) *readTx {
 }
 
 func (r *readTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := r.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// stmt is query's prepared statement for the transaction.
+func (r *readTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st := r.stmts.get(query); st != nil {
-		return r.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+		return r.tx.StmtContext(ctx, st), nil
 	}
 	st := r.local[query]
 	if st == nil {
@@ -322,7 +331,7 @@ func (r *readTx) QueryContext(ctx context.Context, query string, args ...any) (*
 		}
 		r.local[query] = st
 	}
-	return st.QueryContext(ctx, args...)
+	return st, nil
 }
 
 // EachFeedServer calls fn for each record q selects, in feed order
@@ -642,7 +651,7 @@ func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntr
 	err = db.readFeed(ctx, func(tx *sql.Tx) error {
 		if !inRegistry {
 			var err error
-			if entries, more, err = feedCardEntries(ctx, db.reader(tx), q); err != nil || more || !q.withRegistryOnly() {
+			if entries, more, _, err = feedCardEntries(ctx, db.reader(tx), q); err != nil || more || !q.withRegistryOnly() {
 				return err
 			}
 		}
@@ -663,9 +672,10 @@ func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntr
 	return entries, more, err
 }
 
-// feedCardEntries reads a page of the cards' entries, and whether more
-// follow.
-func feedCardEntries(ctx context.Context, tx *readTx, q EntryQuery) ([]FeedEntry, bool, error) {
+// feedCardEntries reads a page of the cards' entries, whether more
+// follow, and if so the card key of the next entry (the page's answer
+// depends on it being there: EntryRange).
+func feedCardEntries(ctx context.Context, tx *readTx, q EntryQuery) ([]FeedEntry, bool, string, error) {
 	conds, args := liveOrSince([]string{"f.card_key > ?", "f.name <> ''"}, []any{q.After}, q.Since, q.Search)
 	if q.Name != "" {
 		conds = append(conds, "f.name = ?")
@@ -675,14 +685,14 @@ func feedCardEntries(ctx context.Context, tx *readTx, q EntryQuery) ([]FeedEntry
 	keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM `+feedFrom+` WHERE `+
 		where+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
 	if err != nil {
-		return nil, false, fmt.Errorf("read the feed: %w", err)
+		return nil, false, "", fmt.Errorf("read the feed: %w", err)
 	}
-	more := len(keys) > q.Limit
+	more, next := len(keys) > q.Limit, ""
 	if more {
-		keys = keys[:q.Limit]
+		keys, next = keys[:q.Limit], keys[q.Limit]
 	}
 	entries, err := readEntries(ctx, tx, keys, q.Since != "", q.FeedFilter)
-	return entries, more, err
+	return entries, more, next, err
 }
 
 // readEntries reads the entries of the given card keys, in that order:
@@ -771,12 +781,11 @@ func (db *DB) FeedEntriesNamed(ctx context.Context, name string, filter FeedFilt
 // its change counter. It changes whenever anything the feed says changes,
 // so it makes an ETag.
 func (db *DB) FeedVersion(ctx context.Context) (string, error) {
-	var id string
-	var seq int64
-	if err := db.queryRow(ctx, `SELECT db_id, seq FROM feed_state WHERE id = 1`).Scan(&id, &seq); err != nil {
-		return "", fmt.Errorf("feed version: %w", err)
+	id, seq, err := scanFeedState(ctx, db.queryRow)
+	if err != nil {
+		return "", err
 	}
-	return fmt.Sprintf("%s-%d", id, seq), nil
+	return formatFeedVersion(id, seq), nil
 }
 
 // CountFeedServers counts the records q selects (its After and Limit

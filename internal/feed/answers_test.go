@@ -26,6 +26,11 @@ func (c *readCounter) FeedEntries(ctx context.Context, q store.EntryQuery) ([]st
 	return c.DB.FeedEntries(ctx, q)
 }
 
+func (c *readCounter) FeedEntryPage(ctx context.Context, q store.EntryQuery) (store.EntryPage, error) {
+	c.reads.Add(1)
+	return c.DB.FeedEntryPage(ctx, q)
+}
+
 func (c *readCounter) FeedEntriesNamed(ctx context.Context, name string, f store.FeedFilter) ([]store.FeedEntry, error) {
 	c.reads.Add(1)
 	return c.DB.FeedEntriesNamed(ctx, name, f)

@@ -24,6 +24,10 @@ type Store interface {
 	FeedVersion(ctx context.Context) (string, error)
 	FeedEntries(ctx context.Context, q store.EntryQuery) ([]store.FeedEntry, bool, error)
 	FeedEntriesNamed(ctx context.Context, name string, filter store.FeedFilter) ([]store.FeedEntry, error)
+	// FeedEntryPage and CheckEntryRange keep a list page until a write
+	// reaches the span of the feed it shows.
+	FeedEntryPage(ctx context.Context, q store.EntryQuery) (store.EntryPage, error)
+	CheckEntryRange(ctx context.Context, r store.EntryRange) (version string, still bool, err error)
 	CountFeedServers(ctx context.Context, q store.FeedQuery) (int, error)
 }
 
@@ -86,15 +90,15 @@ func Handler(opts ServerOptions) http.Handler {
 	if opts.Site != nil {
 		mux.Handle("/", opts.Site)
 	} else {
-		mux.HandleFunc("GET /{$}", s.cached(s.page, readAnswers))
+		mux.HandleFunc("GET /{$}", s.cached(unchecked(s.page), readAnswers))
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	for _, f := range Formats {
-		mux.HandleFunc("GET "+f.Path, s.cached(s.file(f), readAnswers))
+		mux.HandleFunc("GET "+f.Path, s.cached(unchecked(s.file(f)), readAnswers))
 	}
-	mux.HandleFunc("GET /v0.1/servers", s.cached(s.list, keepAnswers))
-	mux.HandleFunc("GET /v0.1/servers/{name}/versions", s.cached(s.versions, keepAnswers))
-	mux.HandleFunc("GET /v0.1/servers/{name}/versions/{version}", s.cached(s.version, keepAnswers))
+	mux.HandleFunc("GET /v0.1/servers", s.cached(s.list, keepPages))
+	mux.HandleFunc("GET /v0.1/servers/{name}/versions", s.cached(unchecked(s.versions), keepAnswers))
+	mux.HandleFunc("GET /v0.1/servers/{name}/versions/{version}", s.cached(unchecked(s.version), keepAnswers))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Every answer is exactly the type it says: a browser must not
 		// guess HTML into a feed that carries text from cards.
@@ -109,39 +113,60 @@ type server struct {
 	storeVersion *versionReads
 }
 
-// Whether cached keeps a route's answers for the store version (answers):
-// the API's pages are small and asked for again and again; the feed files
+// How cached keeps a route's answers (answers): the API's answers are
+// small and asked for again and again, and kept for the store version; a
+// list page whose query allows it (store.EntryQuery.RangeKeepable) for as
+// long as no write reaches the span of the feed it shows. The feed files
 // stream, and the page is one person's.
+type keepRule int
+
 const (
-	readAnswers = false
-	keepAnswers = true
+	readAnswers keepRule = iota
+	keepAnswers
+	keepPages
 )
+
+// unchecked is a handler whose answers hold at the version they were asked
+// at only.
+func unchecked(h http.HandlerFunc) keptHandler {
+	return func(w http.ResponseWriter, r *http.Request) *validity {
+		h(w, r)
+		return nil
+	}
+}
 
 // cached answers a request whose If-None-Match names the store's current
 // version with 304, before reading anything else; otherwise the document
-// is written with that ETag. A change counter read is one row. With keep,
-// the answer comes from, or goes to, s.answers for that version.
-func (s *server) cached(h http.HandlerFunc, keep bool) http.HandlerFunc {
+// is written with that ETag (a list page kept by its span keeps the ETag
+// of the version it was read at). A change counter read is one row. With
+// keep, the answer comes from, or goes to, s.answers.
+func (s *server) cached(h keptHandler, keep keepRule) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v, err := s.storeVersion.get(r.Context())
 		if err != nil {
 			s.fail(w, err)
 			return
 		}
-		etag := `"` + v + "-" + shapeVersion + `"`
+		etag := etagOf(v)
 		w.Header().Set("ETag", etag)
 		w.Header().Set("Cache-Control", "public, max-age="+strconv.Itoa(int(s.opts.MaxAge.Seconds())))
 		if matches(r.Header.Get("If-None-Match"), etag) {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		if keep {
-			s.answers.serve(w, r, r.URL.RequestURI(), v, h)
-			return
+		switch keep {
+		case readAnswers:
+			h(w, r)
+		case keepPages:
+			eq, err := s.listQuery(r.URL.Query())
+			s.answers.serveKept(w, r, r.URL.RequestURI(), v, err == nil && eq.RangeKeepable(), h)
+		default:
+			s.answers.serveKept(w, r, r.URL.RequestURI(), v, false, h)
 		}
-		h(w, r)
 	}
 }
+
+func etagOf(version string) string { return `"` + version + "-" + shapeVersion + `"` }
 
 // matches is If-None-Match's weak comparison (RFC 9110 13.1.2).
 func matches(header, etag string) bool {
@@ -211,57 +236,83 @@ const (
 // those of the Registry entries declaring servers no card declares) and category
 // (ParseFilter), which keep the entries with a record that matches, and of
 // each only those records.
-func (s *server) list(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	filter, err := s.parseFilter(q)
+func (s *server) list(w http.ResponseWriter, r *http.Request) *validity {
+	eq, err := s.listQuery(r.URL.Query())
 	if err != nil {
 		problem(w, http.StatusBadRequest, err.Error())
-		return
+		return nil
 	}
-	eq := store.EntryQuery{Limit: defaultLimit, Search: q.Get("search"), FeedFilter: filter}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxLimit {
-			problem(w, http.StatusBadRequest, "limit must be an integer from 1 to 100")
-			return
-		}
-		eq.Limit = n
+	var page store.EntryPage
+	if eq.RangeKeepable() {
+		page, err = s.opts.Store.FeedEntryPage(r.Context(), eq)
+	} else {
+		page.Entries, page.More, err = s.opts.Store.FeedEntries(r.Context(), eq)
 	}
-	if c := q.Get("cursor"); c != "" {
-		b, err := base64.RawURLEncoding.DecodeString(c)
-		if err != nil || len(b) == 0 {
-			problem(w, http.StatusBadRequest, "invalid cursor")
-			return
-		}
-		eq.After = string(b)
-	}
-	if v := q.Get("updated_since"); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			problem(w, http.StatusBadRequest, "Invalid updated_since format: expected RFC3339 timestamp (e.g., 2025-08-07T13:15:04.280Z)")
-			return
-		}
-		eq.Since = store.FormatTime(t)
-	}
-	if v := q.Get("version"); v != "" && v != "latest" {
-		eq.Limit = 0 // cards have one version each; an exact version is searched by name
-	}
-	entries, more, err := s.opts.Store.FeedEntries(r.Context(), eq)
 	if err != nil {
 		s.fail(w, err)
-		return
+		return nil
 	}
+	entries := page.Entries
 	out := wire.ServerList[RegistryEntry]{Servers: make([]RegistryEntry, 0, len(entries))}
 	for i := range entries {
 		if e, ok := NewRegistryEntry(&entries[i], true); ok {
 			out.Servers = append(out.Servers, e)
 		}
 	}
-	if more && len(entries) > 0 {
+	if page.More && len(entries) > 0 {
 		out.Metadata.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(entries[len(entries)-1].Cursor()))
 	}
 	out.Metadata.Count = len(out.Servers)
+	if page.Version == "" {
+		writeServerList(w, &out)
+		return nil
+	}
+	// Read with its version in one transaction: the page is that
+	// version's, and keeps its ETag while its span holds (or, when its
+	// span is not worth checking, while the store stays at the version).
+	w.Header().Set("ETag", etagOf(page.Version))
 	writeServerList(w, &out)
+	v := &validity{version: page.Version}
+	if page.Keep {
+		v.check = func(ctx context.Context) (string, bool, error) {
+			return s.opts.Store.CheckEntryRange(ctx, page.Range)
+		}
+	}
+	return v
+}
+
+// listQuery reads the list's parameters.
+func (s *server) listQuery(q url.Values) (store.EntryQuery, error) {
+	filter, err := s.parseFilter(q)
+	if err != nil {
+		return store.EntryQuery{}, err
+	}
+	eq := store.EntryQuery{Limit: defaultLimit, Search: q.Get("search"), FeedFilter: filter}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLimit {
+			return eq, errors.New("limit must be an integer from 1 to 100")
+		}
+		eq.Limit = n
+	}
+	if c := q.Get("cursor"); c != "" {
+		b, err := base64.RawURLEncoding.DecodeString(c)
+		if err != nil || len(b) == 0 {
+			return eq, errors.New("invalid cursor")
+		}
+		eq.After = string(b)
+	}
+	if v := q.Get("updated_since"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return eq, errors.New("Invalid updated_since format: expected RFC3339 timestamp (e.g., 2025-08-07T13:15:04.280Z)")
+		}
+		eq.Since = store.FormatTime(t)
+	}
+	if v := q.Get("version"); v != "" && v != "latest" {
+		eq.Limit = 0 // cards have one version each; an exact version is searched by name
+	}
+	return eq, nil
 }
 
 // versions serves GET /v0.1/servers/{name}/versions: every listed card

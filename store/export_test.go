@@ -1,0 +1,4 @@
+package store
+
+// MaxSpanRecords lets the tests narrow the spans kept pages may have.
+var MaxSpanRecords = &maxSpanRecords
