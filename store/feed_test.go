@@ -372,7 +372,7 @@ func TestFeedGradeOutcomeFilter(t *testing.T) {
 	}
 	entries := func(f store.FeedFilter) []rec {
 		out := []rec{}
-		if err := db.EachFeedEntry(ctx, f, func(e *store.FeedEntry) error {
+		if err := db.EachFeedEntry(ctx, f, 0, func(e *store.FeedEntry) error {
 			for i := range e.Records {
 				out = append(out, toRec(&e.Records[i]))
 			}

@@ -58,6 +58,10 @@ type FoundEndpoint struct {
 	Probe     *Probe    `json:"probe,omitempty"`
 }
 
+// registryEntryParts are the parts of its records a card's entry is made
+// of (NewRegistryEntry without api).
+const registryEntryParts = store.FactCardText | store.FactFindings | store.FactProbe | store.FactCardParts
+
 // NewRegistryEntry builds the server.json-shaped entry of a card and the
 // records it describes, carrying the remotes found for it, with the
 // discovery facts under MetaKey. A card without a name has no entry (a
