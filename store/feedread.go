@@ -229,12 +229,12 @@ type feedCol struct {
 
 // feedScan is one row of a feed read as scanned, before it is a record.
 type feedScan struct {
-	s                                         FeedServer
+	s                                          FeedServer
 	key, findings, outcome, probedAt, decision string
-	reason                                    string
-	p                                         ProbeRow
-	tools                                     sql.NullInt64
-	removed                                   sql.NullString
+	reason                                     string
+	p                                          ProbeRow
+	tools                                      sql.NullInt64
+	removed                                    sql.NullString
 }
 
 // feedCols are the read model's columns, in the order a read selects them.
