@@ -228,12 +228,13 @@ func writeRegistryJSON(ctx context.Context, w io.Writer, src Source, opts WriteO
 	}
 	arr := jsonstream.New(w, "  ")
 	var raw []byte
+	var parts storedParts
 	err := src.EachFeedEntry(ctx, opts.Filter, registryEntryParts, func(e *store.FeedEntry) error {
-		entry, ok := NewRegistryEntry(e, false)
+		entry, ok := newRegistryEntry(e, false, &parts)
 		if !ok {
 			return nil
 		}
-		raw = appendRegistryEntry(raw[:0], &entry)
+		raw = appendRegistryEntryParts(raw[:0], &entry, &parts)
 		return arr.AddRaw(raw)
 	})
 	if err == nil {
