@@ -662,7 +662,7 @@ func fillCardParts(ctx context.Context, db *DB, tx *sql.Tx, _ string) error {
 // changes, so neither seq nor updated_at moves.
 func safeCardParts(ctx context.Context, _ *DB, tx *sql.Tx, _ string) error {
 	type rec struct {
-		kind                int
+		kind               int
 		key, remote, icons string
 	}
 	err := eachPage(feedPage, func(after feedKey) ([]rec, error) {

@@ -14,7 +14,9 @@ import (
 // headers, variables or protocol versions, and packages, are rare and go
 // through encoding/json. TestRegistryEntryJSONMatchesEncodingJSON fills
 // every field by reflection.
-func appendRegistryEntry(b []byte, e *RegistryEntry) []byte { return appendRegistryEntryParts(b, e, nil) }
+func appendRegistryEntry(b []byte, e *RegistryEntry) []byte {
+	return appendRegistryEntryParts(b, e, nil)
+}
 
 // appendRegistryEntryParts is appendRegistryEntry, with a card entry's
 // icons and remotes copied as stored when parts holds them.
