@@ -481,19 +481,29 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 				page = mergePages(page, more, size)
 			}
 			n += len(page)
-			if err := attachListings(ctx, rtx, page); err != nil {
+			if err := attachListings(ctx, rtx, page, q.whole()); err != nil {
 				return nil, err
 			}
-			return page, attachServerFacts(ctx, rtx, page, q.Facts)
+			return page, attachServerFacts(ctx, rtx, page, q.Facts, q.whole())
 		}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(s FeedServer) error {
 			return fn(&s)
 		})
 	})
 }
 
+// whole reports whether a walk reads every listed record in key order: a
+// page of it holds every endpoint between its first and last, so what it
+// reads by endpoint it may read by that range (queryKeys).
+func (q FeedQuery) whole() bool {
+	f := q.FeedFilter
+	return q.Since == "" && q.Search == "" && f.Grade == "" && f.Category == "" && !f.NoCategory && f.Outcome == "" &&
+		!f.NotProbed && f.Source != FeedSourceRegistry
+}
+
 // attachListings reads the listing chain of a page of records: two
-// queries, whatever the page holds.
-func attachListings(ctx context.Context, tx *readTx, page []FeedServer) error {
+// queries, whatever the page holds; with span, the endpoints' by their
+// range (queryKeys).
+func attachListings(ctx context.Context, tx *readTx, page []FeedServer, span bool) error {
 	var norms, cards []any
 	at := map[FeedCursor][]int{}
 	for i := range page {
@@ -509,8 +519,7 @@ func attachListings(ctx context.Context, tx *readTx, page []FeedServer) error {
 		if len(keys) == 0 {
 			return nil
 		}
-		list, keys := inList(keys)
-		rows, err := tx.QueryContext(ctx, fmt.Sprintf(query, list), keys...)
+		rows, err := queryKeys(ctx, tx, query, keys, span && kind == kindEndpoint)
 		if err != nil {
 			return fmt.Errorf("listing chains: %w", err)
 		}
@@ -539,10 +548,14 @@ func attachListings(ctx context.Context, tx *readTx, page []FeedServer) error {
 // The listing chains of records, by endpoint and by card; %s is the keys'
 // placeholders. Each is read from its index alone (migration 0010). By card
 // key only, remote_norm filtered in Go: asking SQL for an empty remote_norm, the
-// planner walks every card-without-remote listing there is.
+// planner walks every card-without-remote listing there is. By endpoint,
+// the chain is read in the index's order, active included (always 1 here),
+// and active is tested as "active + 0" so SQLite does not take it as an
+// index constraint: with it, a read over a range of endpoints (queryKeys)
+// sorts each endpoint's chain.
 const (
 	listingsByRemote = `SELECT remote_norm, remote_norm, domain, catalog_url, identifier, card_key FROM listings
-		WHERE active = 1 AND remote_norm IN (%s) ORDER BY remote_norm, domain, catalog_url, identifier`
+		WHERE active + 0 = 1 AND remote_norm IN (%s) ORDER BY remote_norm, active, domain, catalog_url, identifier`
 	listingsByCard = `SELECT card_key, remote_norm, domain, catalog_url, identifier, card_key FROM listings
 		WHERE active = 1 AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`
 )
@@ -634,7 +647,7 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 			if err != nil {
 				return nil, fmt.Errorf("read the feed: %w", err)
 			}
-			if err := attachListings(ctx, tx, page); err != nil {
+			if err := attachListings(ctx, tx, page, false); err != nil {
 				return nil, err
 			}
 			cards.onPage(page)
@@ -823,7 +836,7 @@ func readEntries(ctx context.Context, tx *readTx, keys []string, tombstones bool
 	if err != nil {
 		return nil, fmt.Errorf("read the feed: %w", err)
 	}
-	if err := attachListings(ctx, tx, recs); err != nil {
+	if err := attachListings(ctx, tx, recs, false); err != nil {
 		return nil, err
 	}
 	by := map[string]*FeedEntry{}

@@ -45,8 +45,9 @@ func TestSafeCardPartsMigration(t *testing.T) {
 	var got [][5]string
 	if err := scanEach(rows, func() error {
 		var r [5]string
+		err := rows.Scan(&r[0], &r[1], &r[2], &r[3], &r[4])
 		got = append(got, r)
-		return rows.Scan(&got[len(got)-1][0], &got[len(got)-1][1], &got[len(got)-1][2], &got[len(got)-1][3], &got[len(got)-1][4])
+		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
