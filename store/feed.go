@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cardcrawl/cardcrawl/servercard"
 )
@@ -495,31 +496,59 @@ func decodeCardParts(card string) cardParts {
 		Remotes    []servercard.Remote    `json:"remotes"`
 	}
 	_ = json.Unmarshal([]byte(card), &c) // as the feed always read cards: what decodes is kept
-	p := cardParts{remotes: c.Remotes}
+	p := cardParts{remotes: c.Remotes, icons: feedIcons(c.Icons)}
 	if c.Repository != nil {
 		b, _ := json.Marshal(c.Repository)
 		p.repo = string(b)
 	}
-	if len(c.Icons) > 0 {
-		b, _ := json.Marshal(c.Icons)
-		p.icons = string(b)
-	}
 	return p
 }
 
-// remoteJSON is the card's first remote whose URL is endpoint, as JSON;
-// "" when none.
+// remoteJSON is the card's first remote whose URL is endpoint, as the feed
+// republishes it (feedRemote); "" when none.
 func (p cardParts) remoteJSON(endpoint string) string {
 	if endpoint == "" {
 		return ""
 	}
 	for _, rm := range p.remotes {
 		if rm.URL == endpoint {
-			b, _ := json.Marshal(rm)
-			return string(b)
+			return feedRemote(rm)
 		}
 	}
 	return ""
+}
+
+// The feed republishes a card's icons and remotes as stored (migration
+// 0013): only those whose links it may republish (servercard.IsHTTPSURL for
+// an icon, IsWebRemoteURL for a remote, as internal/feed's links.go says),
+// encoded as its writers encode JSON (compact, HTML left unescaped), so an
+// export copies them without decoding or checking them again.
+
+// feedIcons are the icons the feed republishes, as JSON; "" when none.
+func feedIcons(icons []servercard.Icon) string {
+	icons = slices.DeleteFunc(icons, func(ic servercard.Icon) bool { return !servercard.IsHTTPSURL(ic.Src) })
+	if len(icons) == 0 {
+		return ""
+	}
+	return feedJSON(icons)
+}
+
+// feedRemote is a remote as the feed republishes it, as JSON; "" when its
+// URL may not be republished.
+func feedRemote(rm servercard.Remote) string {
+	if !servercard.IsWebRemoteURL(rm.URL) {
+		return ""
+	}
+	return feedJSON(rm)
+}
+
+// feedJSON encodes v as the feed's writers do.
+func feedJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // icons and remotes as decoded always encode
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func partial(result string) bool {
@@ -538,6 +567,7 @@ var afterMigration = map[string]func(ctx context.Context, db *DB, tx *sql.Tx, no
 	"0005_feed_servers":    buildFeed,
 	"0010_feed_card_parts": fillCardParts,
 	"0012_probe_meaning":   fillProbeMeaning,
+	"0013_feed_safe_parts": safeCardParts,
 }
 
 // feedPage is how many keys one backfill query reads.
@@ -623,6 +653,48 @@ func fillCardParts(ctx context.Context, db *DB, tx *sql.Tx, _ string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("fill the feed's card parts: %w", err)
+	}
+	return nil
+}
+
+// safeCardParts rewrites the remote and icons of every record written
+// before 0013 (as the card decoded, links unchecked, HTML escaped) as the
+// feed republishes them, from what the record holds; nothing a mirror sees
+// changes, so neither seq nor updated_at moves.
+func safeCardParts(ctx context.Context, _ *DB, tx *sql.Tx, _ string) error {
+	type rec struct {
+		kind               int
+		key, remote, icons string
+	}
+	err := eachPage(feedPage, func(after feedKey) ([]rec, error) {
+		return collect(ctx, tx, func(rows *sql.Rows) (rec, error) {
+			var r rec
+			err := rows.Scan(&r.kind, &r.key, &r.remote, &r.icons)
+			return r, err
+		}, `SELECT kind, key, remote, icons FROM feed_servers WHERE (kind, key) > (?, ?) ORDER BY kind, key LIMIT ?`,
+			after.kind, after.key, feedPage)
+	}, func(r rec) feedKey { return feedKey{r.kind, r.key} }, func(r rec) error {
+		remote, icons := "", ""
+		if r.remote != "" {
+			var rm servercard.Remote
+			if json.Unmarshal([]byte(r.remote), &rm) == nil {
+				remote = feedRemote(rm)
+			}
+		}
+		if r.icons != "" {
+			var ics []servercard.Icon
+			_ = json.Unmarshal([]byte(r.icons), &ics) // what decodes is kept, as the feed read it
+			icons = feedIcons(ics)
+		}
+		if remote == r.remote && icons == r.icons {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE feed_servers SET remote = ?, icons = ? WHERE kind = ? AND key = ?`,
+			remote, icons, r.kind, r.key)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("make the feed's card parts safe: %w", err)
 	}
 	return nil
 }

@@ -26,19 +26,28 @@ type view struct {
 	Remote, Icons                                            string // from the card, as JSON
 }
 
-// cardParts is what a record takes from its card: the remote with the
-// endpoint's URL and the icons, as JSON.
+// cardParts is what a record takes from its card, as the feed republishes
+// it: the remote with the endpoint's URL when that is a web URL, and the
+// https icons, as JSON with HTML left unescaped.
 func cardParts(t *testing.T, card, endpoint string) (remote, icons string) {
 	t.Helper()
 	var c servercard.Card
 	_ = json.Unmarshal([]byte(card), &c)
-	if len(c.Icons) > 0 {
-		b, _ := json.Marshal(c.Icons)
-		icons = string(b)
+	encode := func(v any) string {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSuffix(b.String(), "\n")
 	}
-	if i := slices.IndexFunc(c.Remotes, func(r servercard.Remote) bool { return r.URL == endpoint }); i >= 0 && endpoint != "" {
-		b, _ := json.Marshal(c.Remotes[i])
-		remote = string(b)
+	if ics := slices.DeleteFunc(c.Icons, func(ic servercard.Icon) bool { return !servercard.IsHTTPSURL(ic.Src) }); len(ics) > 0 {
+		icons = encode(ics)
+	}
+	if i := slices.IndexFunc(c.Remotes, func(r servercard.Remote) bool { return r.URL == endpoint }); i >= 0 && endpoint != "" &&
+		servercard.IsWebRemoteURL(c.Remotes[i].URL) {
+		remote = encode(c.Remotes[i])
 	}
 	return remote, icons
 }
@@ -372,7 +381,7 @@ func TestFeedGradeOutcomeFilter(t *testing.T) {
 	}
 	entries := func(f store.FeedFilter) []rec {
 		out := []rec{}
-		if err := db.EachFeedEntry(ctx, f, func(e *store.FeedEntry) error {
+		if err := db.EachFeedEntry(ctx, f, 0, func(e *store.FeedEntry) error {
 			for i := range e.Records {
 				out = append(out, toRec(&e.Records[i]))
 			}

@@ -91,14 +91,17 @@ type FeedQuery struct {
 	After FeedCursor
 	// Limit stops after this many records; 0 reads them all.
 	Limit int
-	// Facts selects which facts beyond its card each record carries;
-	// zero reads them all. A writer that prints some of them asks for
-	// those: each is a query per page.
+	// Facts selects which of a record's parts beyond its identity and
+	// card name a read fills; zero reads them all. A writer asks for what
+	// it prints: each fact beyond the card is a query per page, and each
+	// column a call into SQLite per row.
 	Facts Facts
 }
 
-// Facts is a set of a record's facts beyond its card (attachServerFacts).
-type Facts uint8
+// Facts is a set of a record's parts: facts beyond its card, read by key
+// for each page (attachServerFacts), and groups of its own columns
+// (feedCols).
+type Facts uint16
 
 const (
 	// FactRegistry is the Registry entry declaring the endpoint, and with
@@ -107,8 +110,29 @@ const (
 	FactProbeHistory
 	FactReconcile
 	FactNamespace
+	// FactServer: transport, templated and the card's hash.
+	FactServer
+	// FactCardText: description, website and repository.
+	FactCardText
+	// FactFindings: the card's finding codes.
+	FactFindings
+	// FactProbe: the latest probe.
+	FactProbe
+	// FactDecision: the latest probe decision.
+	FactDecision
+	// FactCategory: the category and where it came from.
+	FactCategory
+	// FactChange: when the record changed, and whether and why it went.
+	FactChange
+	// FactCardParts: the card's remote for the endpoint and its icons.
+	FactCardParts
 
-	allFacts = FactRegistry | FactProbeHistory | FactReconcile | FactNamespace
+	// FactsBase asks for none of the parts above: a record's identity,
+	// card name, grade, times and listings only (zero would read all).
+	FactsBase Facts = 1 << 15
+
+	allFacts = FactRegistry | FactProbeHistory | FactReconcile | FactNamespace | FactServer | FactCardText |
+		FactFindings | FactProbe | FactDecision | FactCategory | FactChange | FactCardParts
 )
 
 // FeedFilter keeps the records that say something: each field set narrows
@@ -195,11 +219,87 @@ func (s *FeedServer) key() string {
 // feedReadPage is how many records one read of the feed takes.
 const feedReadPage = 500
 
-const feedColumns = `f.kind, f.key, f.endpoint, f.transport, f.templated, f.card_key, f.card_url, f.card_inline,
-	f.card_sha256, f.name, f.title, f.version, f.description, f.website_url, f.repository, f.grade, f.findings,
-	f.first_seen, f.last_seen, f.probe_outcome, f.probed_at, f.probe_transport, f.probe_protocol, f.probe_server_name,
-	f.probe_server_version, f.probe_tool_count, f.probe_partial, f.decision, f.decision_reason, f.updated_at,
-	f.removed_at, f.removed_reason, f.entry_first, COALESCE(sc.category, ''), COALESCE(sc.source, ''), f.remote, f.icons`
+// feedCol is a column of the read model: the part of a record it belongs
+// to (0: every read takes it) and where it is scanned.
+type feedCol struct {
+	part Facts
+	sql  string
+	dest func(*feedScan) any
+}
+
+// feedScan is one row of a feed read as scanned, before it is a record.
+type feedScan struct {
+	s                                          FeedServer
+	key, findings, outcome, probedAt, decision string
+	reason                                     string
+	p                                          ProbeRow
+	tools                                      sql.NullInt64
+	removed                                    sql.NullString
+}
+
+// feedCols are the read model's columns, in the order a read selects them.
+var feedCols = []feedCol{
+	{0, "f.kind", func(x *feedScan) any { return &x.s.kind }},
+	{0, "f.key", func(x *feedScan) any { return &x.key }},
+	{0, "f.endpoint", func(x *feedScan) any { return &x.s.Endpoint }},
+	{FactServer, "f.transport", func(x *feedScan) any { return &x.s.Transport }},
+	{FactServer, "f.templated", func(x *feedScan) any { return &x.s.Templated }},
+	{0, "f.card_key", func(x *feedScan) any { return &x.s.CardKey }},
+	{0, "f.card_url", func(x *feedScan) any { return &x.s.CardURL }},
+	{0, "f.card_inline", func(x *feedScan) any { return &x.s.CardInline }},
+	{FactServer, "f.card_sha256", func(x *feedScan) any { return &x.s.CardSHA256 }},
+	{0, "f.name", func(x *feedScan) any { return &x.s.Name }},
+	{0, "f.title", func(x *feedScan) any { return &x.s.Title }},
+	{0, "f.version", func(x *feedScan) any { return &x.s.Version }},
+	{FactCardText, "f.description", func(x *feedScan) any { return &x.s.Description }},
+	{FactCardText, "f.website_url", func(x *feedScan) any { return &x.s.WebsiteURL }},
+	{FactCardText, "f.repository", func(x *feedScan) any { return &x.s.Repository }},
+	{0, "f.grade", func(x *feedScan) any { return &x.s.Grade }},
+	{FactFindings, "f.findings", func(x *feedScan) any { return &x.findings }},
+	{0, "f.first_seen", func(x *feedScan) any { return &x.s.FirstSeen }},
+	{0, "f.last_seen", func(x *feedScan) any { return &x.s.LastSeen }},
+	{FactProbe, "f.probe_outcome", func(x *feedScan) any { return &x.outcome }},
+	{FactProbe, "f.probed_at", func(x *feedScan) any { return &x.probedAt }},
+	{FactProbe, "f.probe_transport", func(x *feedScan) any { return &x.p.Transport }},
+	{FactProbe, "f.probe_protocol", func(x *feedScan) any { return &x.p.Protocol }},
+	{FactProbe, "f.probe_server_name", func(x *feedScan) any { return &x.p.ServerName }},
+	{FactProbe, "f.probe_server_version", func(x *feedScan) any { return &x.p.ServerVersion }},
+	{FactProbe, "f.probe_tool_count", func(x *feedScan) any { return &x.tools }},
+	{FactProbe, "f.probe_partial", func(x *feedScan) any { return &x.p.Partial }},
+	{FactDecision, "f.decision", func(x *feedScan) any { return &x.decision }},
+	{FactDecision, "f.decision_reason", func(x *feedScan) any { return &x.reason }},
+	{FactChange, "f.updated_at", func(x *feedScan) any { return &x.s.UpdatedAt }},
+	{FactChange, "f.removed_at", func(x *feedScan) any { return &x.removed }},
+	{FactChange, "f.removed_reason", func(x *feedScan) any { return &x.s.RemovedReason }},
+	{0, "f.entry_first", func(x *feedScan) any { return &x.s.entryFirst }},
+	{FactCategory, "COALESCE(sc.category, '')", func(x *feedScan) any { return &x.s.Category }},
+	{FactCategory, "COALESCE(sc.source, '')", func(x *feedScan) any { return &x.s.CategorySource }},
+	{FactCardParts, "f.remote", func(x *feedScan) any { return &x.s.Remote }},
+	{FactCardParts, "f.icons", func(x *feedScan) any { return &x.s.Icons }},
+}
+
+// feedColumns are every column of a record (feedColumnsOf).
+var feedColumns = feedColumnsOf(allFacts)
+
+// feedColumnsOf are the columns of the parts want selects.
+func feedColumnsOf(want Facts) string {
+	want = wantAll(want)
+	var cols []string
+	for _, c := range feedCols {
+		if c.part == 0 || want&c.part != 0 {
+			cols = append(cols, c.sql)
+		}
+	}
+	return strings.Join(cols, ", ")
+}
+
+// wantAll reads zero as every part.
+func wantAll(want Facts) Facts {
+	if want == 0 {
+		return allFacts
+	}
+	return want
+}
 
 // feedFrom is the read model with each record's category, kept by the
 // category recompute in server_categories and joined on its primary key
@@ -208,31 +308,49 @@ const feedFrom = `feed_servers f LEFT JOIN server_categories sc
 	ON sc.kind = CASE WHEN f.kind = 0 THEN '` + KindEndpoint + `' ELSE '` + KindCard + `' END
 	AND sc.registry = '' AND sc.subject = f.key`
 
-func scanFeedServer(rows *sql.Rows) (FeedServer, error) {
-	var s FeedServer
-	var key, findings, outcome, probedAt, decision, reason string
-	var p ProbeRow
-	var tools sql.NullInt64
-	var removed sql.NullString
-	err := rows.Scan(&s.kind, &key, &s.Endpoint, &s.Transport, &s.Templated, &s.CardKey, &s.CardURL, &s.CardInline,
-		&s.CardSHA256, &s.Name, &s.Title, &s.Version, &s.Description, &s.WebsiteURL, &s.Repository, &s.Grade, &findings,
-		&s.FirstSeen, &s.LastSeen, &outcome, &probedAt, &p.Transport, &p.Protocol, &p.ServerName, &p.ServerVersion,
-		&tools, &p.Partial, &decision, &reason, &s.UpdatedAt, &removed, &s.RemovedReason, &s.entryFirst, &s.Category,
-		&s.CategorySource, &s.Remote, &s.Icons)
-	if err != nil {
-		return s, err
+// feedFromOf is feedFrom, without the category when a read neither
+// selects nor filters by it: the join is a lookup per record.
+func feedFromOf(want Facts, f FeedFilter) string {
+	if wantAll(want)&FactCategory == 0 && f.Category == "" && !f.NoCategory {
+		return "feed_servers f"
 	}
-	if s.kind == kindEndpoint {
-		s.EndpointNorm = key
+	return feedFrom
+}
+
+// scanFeedServer scans a row of feedColumns.
+func scanFeedServer(rows *sql.Rows) (FeedServer, error) { return feedScanner(allFacts)(rows) }
+
+// feedScanner scans rows of feedColumnsOf(want); the parts not read are
+// left empty.
+func feedScanner(want Facts) func(*sql.Rows) (FeedServer, error) {
+	want = wantAll(want)
+	var x feedScan
+	var dests []any
+	for _, c := range feedCols {
+		if c.part == 0 || want&c.part != 0 {
+			dests = append(dests, c.dest(&x))
+		}
 	}
-	_ = json.Unmarshal([]byte(findings), &s.Findings) // written by findingCodesJSON
-	if s.Findings == nil {
-		s.Findings = []string{}
+	return func(rows *sql.Rows) (FeedServer, error) {
+		x = feedScan{}
+		if err := rows.Scan(dests...); err != nil {
+			return FeedServer{}, err
+		}
+		s := x.s
+		if s.kind == kindEndpoint {
+			s.EndpointNorm = x.key
+		}
+		if x.findings != "" {
+			_ = json.Unmarshal([]byte(x.findings), &s.Findings) // written by findingCodesJSON
+		}
+		if s.Findings == nil {
+			s.Findings = []string{}
+		}
+		x.p.Outcome, x.p.ProbedAt = x.outcome, x.probedAt
+		s.setProbe(x.p, x.tools, x.decision, x.reason)
+		s.RemovedAt = x.removed.String
+		return s, nil
 	}
-	p.Outcome, p.ProbedAt = outcome, probedAt
-	s.setProbe(p, tools, decision, reason)
-	s.RemovedAt = removed.String
-	return s, nil
 }
 
 // setProbe gives a record its latest probe (none when p has no outcome)
@@ -345,6 +463,7 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 	return db.readFeed(ctx, func(tx *sql.Tx) error {
 		rtx := db.reader(tx)
 		n := 0
+		cols, from, scan := feedColumnsOf(q.Facts), feedFromOf(q.Facts, q.FeedFilter), feedScanner(q.Facts)
 		return eachPage(feedReadPage, func(after FeedCursor) ([]FeedServer, error) {
 			size := feedReadPage
 			if q.Limit > 0 {
@@ -358,7 +477,7 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 			}
 			where, args := q.where()
 			args = append([]any{after.Kind, after.Key}, args...)
-			page, err := collect(ctx, rtx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
+			page, err := collect(ctx, rtx, scan, `SELECT `+cols+` FROM `+from+`
 				WHERE (f.kind, f.key) > (?, ?) AND `+where+` ORDER BY f.kind, f.key LIMIT ?`, append(args, size)...)
 			if err != nil {
 				return nil, fmt.Errorf("read the feed: %w", err)
@@ -371,19 +490,29 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServ
 				page = mergePages(page, more, size)
 			}
 			n += len(page)
-			if err := attachListings(ctx, rtx, page); err != nil {
+			if err := attachListings(ctx, rtx, page, q.whole()); err != nil {
 				return nil, err
 			}
-			return page, attachServerFacts(ctx, rtx, page, q.Facts)
+			return page, attachServerFacts(ctx, rtx, page, q.Facts, q.whole())
 		}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(s FeedServer) error {
 			return fn(&s)
 		})
 	})
 }
 
+// whole reports whether a walk reads every listed record in key order: a
+// page of it holds every endpoint between its first and last, so what it
+// reads by endpoint it may read by that range (queryKeys).
+func (q FeedQuery) whole() bool {
+	f := q.FeedFilter
+	return q.Since == "" && q.Search == "" && f.Grade == "" && f.Category == "" && !f.NoCategory && f.Outcome == "" &&
+		!f.NotProbed && f.Source != FeedSourceRegistry
+}
+
 // attachListings reads the listing chain of a page of records: two
-// queries, whatever the page holds.
-func attachListings(ctx context.Context, tx *readTx, page []FeedServer) error {
+// queries, whatever the page holds; with span, the endpoints' by their
+// range (queryKeys).
+func attachListings(ctx context.Context, tx *readTx, page []FeedServer, span bool) error {
 	var norms, cards []any
 	at := map[FeedCursor][]int{}
 	for i := range page {
@@ -399,8 +528,7 @@ func attachListings(ctx context.Context, tx *readTx, page []FeedServer) error {
 		if len(keys) == 0 {
 			return nil
 		}
-		list, keys := inList(keys)
-		rows, err := tx.QueryContext(ctx, fmt.Sprintf(query, list), keys...)
+		rows, err := queryKeys(ctx, tx, query, keys, span && kind == kindEndpoint)
 		if err != nil {
 			return fmt.Errorf("listing chains: %w", err)
 		}
@@ -429,10 +557,14 @@ func attachListings(ctx context.Context, tx *readTx, page []FeedServer) error {
 // The listing chains of records, by endpoint and by card; %s is the keys'
 // placeholders. Each is read from its index alone (migration 0010). By card
 // key only, remote_norm filtered in Go: asking SQL for an empty remote_norm, the
-// planner walks every card-without-remote listing there is.
+// planner walks every card-without-remote listing there is. By endpoint,
+// the chain is read in the index's order, active included (always 1 here),
+// and active is tested as "active + 0" so SQLite does not take it as an
+// index constraint: with it, a read over a range of endpoints (queryKeys)
+// sorts each endpoint's chain.
 const (
 	listingsByRemote = `SELECT remote_norm, remote_norm, domain, catalog_url, identifier, card_key FROM listings
-		WHERE active = 1 AND remote_norm IN (%s) ORDER BY remote_norm, domain, catalog_url, identifier`
+		WHERE active + 0 = 1 AND remote_norm IN (%s) ORDER BY remote_norm, active, domain, catalog_url, identifier`
 	listingsByCard = `SELECT card_key, remote_norm, domain, catalog_url, identifier, card_key FROM listings
 		WHERE active = 1 AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`
 )
@@ -502,7 +634,11 @@ func (e *FeedEntry) Removed() bool {
 //
 // The filter keeps the records it matches: an entry holds those, and a
 // card none of whose records match is no entry.
-func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*FeedEntry) error) error {
+//
+// want selects the parts each record carries (FeedQuery.Facts), of the
+// columns only: facts beyond the card are not read here.
+func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, fn func(*FeedEntry) error) error {
+	cols, from, scan := feedColumnsOf(want), feedFromOf(want, filter), feedScanner(want)
 	return db.readFeed(ctx, func(sqlTx *sql.Tx) error {
 		tx := db.reader(sqlTx)
 		cards, err := newCardReader(ctx, tx)
@@ -518,12 +654,12 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, fn func(*Fee
 		err = eachPage(feedReadPage, func(after key) ([]FeedServer, error) {
 			where, args := filter.and(`f.removed_at IS NULL AND (f.entry_first, f.kind, f.key) > (?, ?, ?)`,
 				[]any{after.first, after.kind, after.key})
-			page, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
+			page, err := collect(ctx, tx, scan, `SELECT `+cols+` FROM `+from+`
 				WHERE `+where+` ORDER BY f.entry_first, f.kind, f.key LIMIT ?`, append(args, feedReadPage)...)
 			if err != nil {
 				return nil, fmt.Errorf("read the feed: %w", err)
 			}
-			if err := attachListings(ctx, tx, page); err != nil {
+			if err := attachListings(ctx, tx, page, false); err != nil {
 				return nil, err
 			}
 			cards.onPage(page)
@@ -713,7 +849,7 @@ func readEntries(ctx context.Context, tx *readTx, keys []string, tombstones bool
 	if err != nil {
 		return nil, fmt.Errorf("read the feed: %w", err)
 	}
-	if err := attachListings(ctx, tx, recs); err != nil {
+	if err := attachListings(ctx, tx, recs, false); err != nil {
 		return nil, err
 	}
 	by := map[string]*FeedEntry{}

@@ -252,11 +252,27 @@ func queryIn(ctx context.Context, tx rowsQuerier, query string, keys []any) (*sq
 	return tx.QueryContext(ctx, fmt.Sprintf(query, in), args...)
 }
 
+// queryKeys runs queryIn, or with span the same query over the range from
+// the least key to the greatest: one seek and a walk along the index rather
+// than a seek per key, for a page that holds every key of that range (the
+// callers look rows up by key, so one the page does not hold is skipped).
+func queryKeys(ctx context.Context, tx rowsQuerier, query string, keys []any, span bool) (*sql.Rows, error) {
+	if !span {
+		return queryIn(ctx, tx, query, keys)
+	}
+	lo, hi := keys[0].(string), keys[0].(string)
+	for _, k := range keys[1:] {
+		lo, hi = min(lo, k.(string)), max(hi, k.(string))
+	}
+	return tx.QueryContext(ctx, strings.Replace(query, " IN (%s)", " BETWEEN ? AND ?", 1), lo, hi)
+}
+
 // attachServerFacts reads, for a page of records, the Registry entry
 // declaring each endpoint, the reconciliation of each card, the namespace
 // check of each name and each endpoint's probe history: four queries,
-// whatever the page holds.
-func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, want Facts) error {
+// whatever the page holds; with span, the endpoints' by their range
+// (queryKeys).
+func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, want Facts, span bool) error {
 	if len(page) == 0 {
 		return nil
 	}
@@ -282,7 +298,7 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, w
 		}
 	}
 	if len(norms) > 0 && want&FactRegistry != 0 {
-		rows, err := queryIn(ctx, tx, registryFactsQuery, norms)
+		rows, err := queryKeys(ctx, tx, registryFactsQuery, norms, span)
 		if err != nil {
 			return fmt.Errorf("registry entries of the feed: %w", err)
 		}
@@ -305,7 +321,7 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, w
 		}
 	}
 	if len(norms) > 0 && want&FactProbeHistory != 0 {
-		rows, err := queryIn(ctx, tx, probeHistoryQuery, norms)
+		rows, err := queryKeys(ctx, tx, probeHistoryQuery, norms, span)
 		if err != nil {
 			return fmt.Errorf("probe history: %w", err)
 		}

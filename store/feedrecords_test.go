@@ -146,12 +146,17 @@ func testFeedSources(t *testing.T, dsn string) {
 			if diff := cmp.Diff(tc.want, read(tc.q)); diff != "" {
 				t.Errorf("records (-want +got):\n%s", diff)
 			}
-			// Asking for some facts reads those and leaves the others out.
+			// Asking for some facts reads those and leaves the others out,
+			// a card record's latest probe among them (an endpoint only the
+			// Registry declares is read whole).
 			some := tc.q
 			some.Facts = store.FactRegistry | store.FactNamespace
 			want := slices.Clone(tc.want)
 			for i := range want {
 				want[i].Reconcile, want[i].Probes = "", 0
+				if want[i].Card != "" {
+					want[i].Outcome = ""
+				}
 			}
 			if diff := cmp.Diff(want, read(some)); diff != "" {
 				t.Errorf("records (-want +got):\n%s", diff)
@@ -202,7 +207,7 @@ func testFeedSources(t *testing.T, dsn string) {
 		t.Errorf("entries with source all, a page each (-want +got):\n%s", diff)
 	}
 	var streamed []string
-	if err := db.EachFeedEntry(ctx, store.FeedFilter{Source: "all", Outcome: "ok"}, func(e *store.FeedEntry) error {
+	if err := db.EachFeedEntry(ctx, store.FeedFilter{Source: "all", Outcome: "ok"}, 0, func(e *store.FeedEntry) error {
 		streamed = append(streamed, e.Cursor())
 		return nil
 	}); err != nil {

@@ -54,9 +54,17 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 			"SEARCH sc USING INDEX sqlite_autoindex_server_categories_1 (kind=? AND registry=? AND subject=?)"},
 		// and the listing chains of a page from the indexes alone, in order.
 		{fmt.Sprintf(listingsByRemote, "?, ?"), []any{"a", "b"},
-			"SEARCH listings USING COVERING INDEX listings_remote (remote_norm=? AND active=?)"},
+			"SEARCH listings USING COVERING INDEX listings_remote (remote_norm=?)"},
 		{fmt.Sprintf(listingsByCard, "?, ?"), []any{"a", "b"},
 			"SEARCH listings USING COVERING INDEX listings_card (card_key=? AND active=?)"},
+		// A page of a whole walk reads its endpoints' listings, Registry
+		// entries and probes by their range, in order (queryKeys).
+		{strings.Replace(listingsByRemote, " IN (%s)", " BETWEEN ? AND ?", 1), []any{"a", "b"},
+			"SEARCH listings USING COVERING INDEX listings_remote (remote_norm>? AND remote_norm<?)"},
+		{strings.Replace(registryFactsQuery, " IN (%s)", " BETWEEN ? AND ?", 1), []any{"a", "b"},
+			"SEARCH rr USING COVERING INDEX registry_remotes_norm (url_norm>? AND url_norm<?)"},
+		{strings.Replace(probeHistoryQuery, " IN (%s)", " BETWEEN ? AND ?", 1), []any{"a", "b"},
+			"SEARCH probes USING INDEX probes_remote (remote_norm>? AND remote_norm<?)"},
 		// Each feed page reads its records' facts by key (feedrecords.go).
 		{fmt.Sprintf(registryFactsQuery, "?, ?"), []any{"a", "b"}, "SEARCH rr USING COVERING INDEX registry_remotes_norm (url_norm=?)"},
 		{fmt.Sprintf(probeHistoryQuery, "?, ?"), []any{"a", "b"}, "SEARCH probes USING INDEX probes_remote (remote_norm=?)"},

@@ -163,7 +163,7 @@ func writeAICatalog(ctx context.Context, w io.Writer, src Source, opts WriteOpti
 		return fmt.Errorf("write ai-catalog: %w", err)
 	}
 	arr := jsonstream.New(w, "  ")
-	err := src.EachFeedEntry(ctx, opts.Filter, func(e *store.FeedEntry) error {
+	err := src.EachFeedEntry(ctx, opts.Filter, store.FactsBase, func(e *store.FeedEntry) error {
 		if e.Registry != nil {
 			if entry := c.registryEntry(e.Registry); entry != nil {
 				return arr.Add(entry)

@@ -15,12 +15,20 @@ import (
 // through encoding/json. TestRegistryEntryJSONMatchesEncodingJSON fills
 // every field by reflection.
 func appendRegistryEntry(b []byte, e *RegistryEntry) []byte {
+	return appendRegistryEntryParts(b, e, nil)
+}
+
+// appendRegistryEntryParts is appendRegistryEntry, with a card entry's
+// icons and remotes copied as stored when parts holds them.
+func appendRegistryEntryParts(b []byte, e *RegistryEntry, parts *storedParts) []byte {
 	top := startObject(b)
 	s := &e.Server
 	o := startObject(top.key("server").b)
 	o.strOmit("$schema", s.Schema)
 	o.str("description", s.Description)
-	if len(s.Icons) > 0 {
+	if parts != nil && parts.icons != "" {
+		o.key("icons").b = append(o.b, parts.icons...)
+	} else if len(s.Icons) > 0 {
 		array(&o, "icons", s.Icons, func(b []byte, ic *servercard.Icon) []byte {
 			n := startObject(b)
 			n.strOmit("src", ic.Src)
@@ -36,7 +44,9 @@ func appendRegistryEntry(b []byte, e *RegistryEntry) []byte {
 	if len(s.Packages) > 0 {
 		o.value("packages", s.Packages)
 	}
-	if len(s.Remotes) > 0 {
+	if parts != nil && len(parts.remotes) > 0 {
+		array(&o, "remotes", parts.remotes, func(b []byte, rm *string) []byte { return append(b, *rm...) })
+	} else if len(s.Remotes) > 0 {
 		array(&o, "remotes", s.Remotes, appendRemote)
 	}
 	o.repository("repository", s.Repository)

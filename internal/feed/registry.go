@@ -2,7 +2,6 @@ package feed
 
 import (
 	"encoding/json"
-	"slices"
 
 	"github.com/cardcrawl/cardcrawl/registry/wire"
 	"github.com/cardcrawl/cardcrawl/servercard"
@@ -58,12 +57,33 @@ type FoundEndpoint struct {
 	Probe     *Probe    `json:"probe,omitempty"`
 }
 
+// registryEntryParts are the parts of its records a card's entry is made
+// of (NewRegistryEntry without api).
+const registryEntryParts = store.FactCardText | store.FactFindings | store.FactProbe | store.FactCardParts
+
 // NewRegistryEntry builds the server.json-shaped entry of a card and the
 // records it describes, carrying the remotes found for it, with the
 // discovery facts under MetaKey. A card without a name has no entry (a
 // server.json must have one): ok is false. With api, the entry also says
 // when it last changed, and whether it is gone.
 func NewRegistryEntry(e *store.FeedEntry, api bool) (entry RegistryEntry, ok bool) {
+	return newRegistryEntry(e, api, nil)
+}
+
+// storedParts are a card entry's icons and remotes as the store keeps them,
+// already as the feed republishes them (store.FeedServer's Icons and
+// Remote): appendRegistryEntryParts copies them without decoding them.
+type storedParts struct {
+	icons   string
+	remotes []string
+}
+
+// newRegistryEntry is NewRegistryEntry; with parts, a card entry's icons
+// and remotes go there, as stored, rather than into the entry's server.
+func newRegistryEntry(e *store.FeedEntry, api bool, parts *storedParts) (entry RegistryEntry, ok bool) {
+	if parts != nil {
+		*parts = storedParts{remotes: parts.remotes[:0]}
+	}
 	if e.Registry != nil {
 		return newRegistryOnlyEntry(e, api), true
 	}
@@ -74,7 +94,12 @@ func NewRegistryEntry(e *store.FeedEntry, api bool) (entry RegistryEntry, ok boo
 		return entry, false
 	}
 	srv := wire.Server{Schema: RegistrySchema, Name: first.Name, Description: first.Description, Version: first.Version,
-		Title: first.Title, WebsiteURL: first.WebsiteURL, Repository: first.Repository, Icons: cardIcons(&e.Records[0])}
+		Title: first.Title, WebsiteURL: first.WebsiteURL, Repository: first.Repository}
+	if parts != nil {
+		parts.icons = e.Records[0].Icons
+	} else {
+		srv.Icons = cardIcons(&e.Records[0])
+	}
 	found := make([]FoundEndpoint, 0, len(e.Records))
 	updated := ""
 	for i := range e.Records {
@@ -86,7 +111,11 @@ func NewRegistryEntry(e *store.FeedEntry, api bool) (entry RegistryEntry, ok boo
 		updated = max(updated, s.UpdatedAt)
 		found = append(found, FoundEndpoint{Endpoint: r.Endpoint, ListedBy: r.ListedBy, FirstSeen: r.FirstSeen,
 			LastSeen: r.LastSeen, Probe: r.Probe})
-		if rm, ok := cardRemote(s); ok {
+		if parts != nil {
+			if s.Remote != "" && s.Endpoint != "" {
+				parts.remotes = append(parts.remotes, s.Remote)
+			}
+		} else if rm, ok := cardRemote(s); ok {
 			srv.Remotes = append(srv.Remotes, rm)
 		}
 	}
@@ -115,26 +144,24 @@ func removedEntry(e *store.FeedEntry) *RemovedEntry {
 }
 
 // cardIcons are the icons of a record's describing card, as the entry
-// republishes them.
+// republishes them (the store keeps only those, store/feed.go feedIcons).
 func cardIcons(s *store.FeedServer) []servercard.Icon {
 	if s.Icons == "" {
 		return nil
 	}
 	var icons []servercard.Icon
 	_ = json.Unmarshal([]byte(s.Icons), &icons) // written by the store from the decoded card
-	return slices.DeleteFunc(icons, unsafeIcon)
+	return icons
 }
 
 // cardRemote is the describing card's remote for a record's endpoint, as
-// the entry republishes it; ok is false when there is none.
+// the entry republishes it (as the store keeps it, feedRemote); ok is
+// false when there is none.
 func cardRemote(s *store.FeedServer) (rm servercard.Remote, ok bool) {
 	if s.Remote == "" || s.Endpoint == "" {
 		return rm, false
 	}
-	if json.Unmarshal([]byte(s.Remote), &rm) != nil || unsafeRemote(rm) {
-		return rm, false
-	}
-	return rm, true
+	return rm, json.Unmarshal([]byte(s.Remote), &rm) == nil
 }
 
 // newRegistryOnlyEntry republishes the Registry's own server.json of an

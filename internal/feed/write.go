@@ -18,7 +18,7 @@ import (
 // Source is what the writers read: the store's feed, streamed.
 type Source interface {
 	EachFeedServer(ctx context.Context, q store.FeedQuery, fn func(*store.FeedServer) error) error
-	EachFeedEntry(ctx context.Context, filter store.FeedFilter, fn func(*store.FeedEntry) error) error
+	EachFeedEntry(ctx context.Context, filter store.FeedFilter, want store.Facts, fn func(*store.FeedEntry) error) error
 }
 
 // WriteOptions change what a writer writes.
@@ -139,8 +139,10 @@ func writeCSV(ctx context.Context, w io.Writer, src Source, opts WriteOptions) e
 	if err := cw.Write(CSVHeader); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
-	// The columns print the Registry entry and the namespace method only.
-	q := store.FeedQuery{FeedFilter: opts.Filter, Facts: store.FactRegistry | store.FactNamespace}
+	// The columns print the server, its latest probe, the Registry entry
+	// and the namespace method only.
+	q := store.FeedQuery{FeedFilter: opts.Filter,
+		Facts: store.FactServer | store.FactProbe | store.FactRegistry | store.FactNamespace}
 	err := src.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
 		return cw.Write(csvRow(NewRecord(s)))
 	})
@@ -216,12 +218,13 @@ func writeRegistryJSON(ctx context.Context, w io.Writer, src Source, opts WriteO
 	}
 	arr := jsonstream.New(w, "  ")
 	var raw []byte
-	err := src.EachFeedEntry(ctx, opts.Filter, func(e *store.FeedEntry) error {
-		entry, ok := NewRegistryEntry(e, false)
+	var parts storedParts
+	err := src.EachFeedEntry(ctx, opts.Filter, registryEntryParts, func(e *store.FeedEntry) error {
+		entry, ok := newRegistryEntry(e, false, &parts)
 		if !ok {
 			return nil
 		}
-		raw = appendRegistryEntry(raw[:0], &entry)
+		raw = appendRegistryEntryParts(raw[:0], &entry, &parts)
 		return arr.AddRaw(raw)
 	})
 	if err == nil {

@@ -1,0 +1,14 @@
+-- PostgreSQL mirror of sqlite/0013_feed_safe_parts.sql; the Go step that rewrites remote and icons
+-- (store/feed.go, afterMigration) runs on both.
+-- The feed's card parts as it republishes them (issue 8). Since 0010 each
+-- record carries its describing card's remote for its endpoint and the
+-- card's icons as the card decoded, links unchecked; every export and list
+-- page decoded them again and dropped the links the feed does not
+-- republish. From here on they hold what the feed republishes:
+--   remote: '' also when the remote's URL is not a web URL;
+--   icons:  the https icons only ('' when none is left);
+-- both encoded as the feed encodes JSON (compact, HTML not escaped), so an
+-- export copies them as they are. The records there are get rewritten by a
+-- Go step (store/feed.go, afterMigration: safeCardParts); this file only
+-- records the change.
+SELECT 1;

@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestSafeCardPartsMigration: records written before 0013 (remote and
+// icons as the card decoded: links unchecked, HTML escaped) are rewritten
+// as the feed republishes them when the database is next opened for
+// writing, and nothing a mirror sees moves.
+func TestSafeCardPartsMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO feed_servers (kind, key, endpoint, updated_at, seq, remote, icons) VALUES
+			(0, 'https://a.example/mcp?x=1&y=2', 'https://a.example/mcp?x=1&y=2', 'then', 1,
+			 '{"type":"streamable-http","url":"https://a.example/mcp?x=1\u0026y=2"}',
+			 '[{"src":"http://a.example/i.png"},{"src":"https://a.example/i.png?s=\u003c1\u003e","sizes":["48x48"]}]'),
+			(0, 'javascript:alert(1)', 'javascript:alert(1)', 'then', 1, '{"type":"sse","url":"javascript:alert(1)"}',
+			 '[{"src":"data:image/png;base64,AAAA"}]'),
+			(1, 'https://b.example/card', '', 'then', 1, '', '')`,
+		`DELETE FROM schema_migrations WHERE version = '0013_feed_safe_parts'`,
+	} {
+		if _, err := db.sql.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	db.Close()
+	if db, err = Open(ctx, path, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.sql.QueryContext(ctx, `SELECT key, remote, icons, updated_at, seq FROM feed_servers ORDER BY kind, key`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][5]string
+	if err := scanEach(rows, func() error {
+		var r [5]string
+		err := rows.Scan(&r[0], &r[1], &r[2], &r[3], &r[4])
+		got = append(got, r)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := [][5]string{
+		{"https://a.example/mcp?x=1&y=2", `{"type":"streamable-http","url":"https://a.example/mcp?x=1&y=2"}`,
+			`[{"src":"https://a.example/i.png?s=<1>","sizes":["48x48"]}]`, "then", "1"},
+		{"javascript:alert(1)", "", "", "then", "1"},
+		{"https://b.example/card", "", "", "then", "1"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records after 0013 (-want +got):\n%s", diff)
+	}
+}
