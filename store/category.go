@@ -185,12 +185,26 @@ type CategoryRow struct {
 	ComputedAt              string
 }
 
-// SaveCategories upserts categories in one transaction.
+// SaveCategories upserts categories in one transaction. The feed prints
+// a server's category with where it came from and why, so a row that says
+// something new moves the feed's change counter (its ETags); a recompute
+// that finds what was there already does not.
 func (db *DB) SaveCategories(ctx context.Context, rows []CategoryRow) error {
 	now := db.Now()
 	return db.inSQLTx(ctx, "save categories", func(tx *sql.Tx) error {
+		changed := false
 		for _, r := range rows {
 			ev, _ := json.Marshal(nonNil(r.Evidence))
+			if !changed {
+				var same bool
+				if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM server_categories
+					WHERE kind = ? AND registry = ? AND subject = ? AND category = ? AND source = ? AND reason = ?
+					  AND evidence = ? AND inputs = ?)`,
+					r.Kind, r.Registry, r.Subject, r.Category, r.Source, r.Reason, string(ev), r.Inputs).Scan(&same); err != nil {
+					return err
+				}
+				changed = !same
+			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO server_categories (kind, registry, subject, category, source, reason,
 				evidence, inputs, computed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (kind, registry, subject) DO UPDATE SET category = excluded.category, source = excluded.source,
@@ -198,6 +212,10 @@ func (db *DB) SaveCategories(ctx context.Context, rows []CategoryRow) error {
 				r.Kind, r.Registry, r.Subject, r.Category, r.Source, r.Reason, string(ev), r.Inputs, now); err != nil {
 				return err
 			}
+		}
+		if changed {
+			var seq int64
+			return tx.QueryRowContext(ctx, bumpFeedSeq).Scan(&seq)
 		}
 		return nil
 	})
