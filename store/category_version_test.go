@@ -11,7 +11,9 @@ import (
 // TestCategoryChangeMovesFeedVersion: the feed prints each server's
 // category, where it came from and why, so the ETags made of the change
 // counter must move when a recompute says something new, and only then.
-func TestCategoryChangeMovesFeedVersion(t *testing.T) { eachDialect(t, testCategoryChangeMovesFeedVersion) }
+func TestCategoryChangeMovesFeedVersion(t *testing.T) {
+	eachDialect(t, testCategoryChangeMovesFeedVersion)
+}
 
 func testCategoryChangeMovesFeedVersion(t *testing.T, dsn string) {
 	ctx := context.Background()

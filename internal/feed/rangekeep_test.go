@@ -115,7 +115,7 @@ func TestKeptListPagesAreWhatAReadGives(t *testing.T) {
 		{"categories", func() error {
 			return db.SaveCategories(ctx, []store.CategoryRow{{Kind: store.KindEndpoint, Subject: endpoint(0, "b"),
 				Category: "travel", Source: "name"}})
-		}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8}},
+		}, []int{0, 1, 2, 3, 4, 5, 6}}, // the list prints no category; the store version moves
 		{"the catalog of a domain of the first page gone", func() error { return save(feedtest.Domain(1)) }, []int{1, 6}},
 		{"the domain listed again", func() error {
 			return save(feedtest.Domain(1), feedtest.Card{Key: "https://d000001.example/card-a.json",
