@@ -46,6 +46,31 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// startChromium starts the browser before the test uses it, and once more
+// if that fails: Debian's wrapper script has failed to start Chromium on a
+// loaded machine, which says nothing of the pages. A second failure fails
+// the test.
+func startChromium(t *testing.T, ctx context.Context, browser, dir string) (context.Context, context.CancelFunc) {
+	t.Helper()
+	var err error
+	for attempt := range 2 {
+		alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+			chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+			chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+			chromedp.UserDataDir(filepath.Join(dir, fmt.Sprintf("chromium-%d", attempt))), chromedp.WindowSize(1200, 900))
+		bctx, cancelBrowser := chromedp.NewContext(alloc)
+		if err = chromedp.Do(bctx); err == nil {
+			return bctx, func() { cancelBrowser(); cancelAlloc() }
+		}
+		cancelBrowser()
+		cancelAlloc()
+		t.Logf("chromium did not start (attempt %d): %v", attempt+1, err)
+	}
+	t.Fatalf("chromium did not start: %v", err)
+	return nil, nil
+}
+
 // pageSize is small so that the demo's dozen servers take several pages.
 const pageSize = 4
 
@@ -80,13 +105,7 @@ func TestPagesInBrowser(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.UserDataDir(filepath.Join(dir, "chromium")),
-		chromedp.WindowSize(1200, 900))
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(alloc)
+	bctx, cancelBrowser := startChromium(t, ctx, browser, dir)
 	defer cancelBrowser()
 	bctx, cancelTimeout := context.WithTimeout(bctx, 60*time.Second)
 	defer cancelTimeout()
