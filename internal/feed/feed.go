@@ -138,12 +138,7 @@ func NewTombstone(s *store.FeedServer) Tombstone {
 
 // decodeCard reads a stored card as the feed always has: what decodes is
 // kept, and a card that does not decode is an empty one.
-func decodeCard(raw string) *servercard.Card {
-	var card servercard.Card
-	_ = json.Unmarshal([]byte(raw), &card)
-	dropUnsafeCardLinks(&card)
-	return &card
-}
+func decodeCard(raw string) *servercard.Card { return servercard.Republished(raw) }
 
 // Domains returns the distinct listing domains of a record.
 func (r Record) Domains() []string {
