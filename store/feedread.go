@@ -292,13 +292,8 @@ var feedCols = []feedCol{
 var feedColumns = feedColumnsOf(allFacts)
 
 // feedColumnsOf are the columns of the parts want selects: those of a
-// non-text type one by one, then the text ones packed into one column.
-//
-// Each column of each row is two or three calls into SQLite, each under
-// the connection's mutex (modernc.org/sqlite opens connections
-// SQLITE_OPEN_FULLMUTEX): most of a JSONL export's CPU was reading its 37
-// columns. concat and octet_length are SQL both databases have; the
-// length before each value makes the packing hold any text (unpackText).
+// non-text type one by one, then the text ones packed into one column
+// (packText).
 func feedColumnsOf(want Facts) string {
 	want = wantAll(want)
 	var cols, text []string
@@ -306,12 +301,29 @@ func feedColumnsOf(want Facts) string {
 		switch {
 		case c.part != 0 && want&c.part == 0:
 		case c.isText():
-			text = append(text, "octet_length("+c.sql+"), ':', "+c.sql)
+			text = append(text, c.sql)
 		default:
 			cols = append(cols, c.sql)
 		}
 	}
-	return strings.Join(append(cols, "concat("+strings.Join(text, ", ")+")"), ", ")
+	return strings.Join(append(cols, packText(text...)), ", ")
+}
+
+// packText selects text columns that are never NULL as one: each value
+// behind its length in bytes, concatenated; unpackText splits it.
+//
+// Each column of each row is two or three calls into SQLite, each under
+// the connection's mutex (modernc.org/sqlite opens connections
+// SQLITE_OPEN_FULLMUTEX): most of a JSONL export's CPU was reading the
+// feed's 37 columns and its facts' columns one by one. concat and
+// octet_length are SQL both databases have; the length before each value
+// makes the packing hold any text.
+func packText(cols ...string) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = "octet_length(" + c + "), ':', " + c
+	}
+	return "concat(" + strings.Join(parts, ", ") + ")"
 }
 
 // isText: the column is text and never NULL (scanned into a string).
@@ -320,7 +332,7 @@ func (c feedCol) isText() bool {
 	return ok
 }
 
-// unpackText splits a packed text column (feedColumnsOf) into dests, in
+// unpackText splits a packed text column (packText) into dests, in
 // order.
 func unpackText(packed string, dests []*string) error {
 	for _, d := range dests {
@@ -590,10 +602,14 @@ func attachListings(ctx context.Context, tx *readTx, page []FeedServer, span boo
 			return fmt.Errorf("listing chains: %w", err)
 		}
 		defer rows.Close()
+		var key, norm, packed string
+		var l Listing
+		dests := []*string{&key, &norm, &l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey}
 		for rows.Next() {
-			var key, norm string
-			var l Listing
-			if err := rows.Scan(&key, &norm, &l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey); err != nil {
+			if err := rows.Scan(&packed); err != nil {
+				return fmt.Errorf("listing chains: %w", err)
+			}
+			if err := unpackText(packed, dests); err != nil {
 				return fmt.Errorf("listing chains: %w", err)
 			}
 			if kind == kindCard && norm != "" {
@@ -619,11 +635,13 @@ func attachListings(ctx context.Context, tx *readTx, page []FeedServer, span boo
 // and active is tested as "active + 0" so SQLite does not take it as an
 // index constraint: with it, a read over a range of endpoints (queryKeys)
 // sorts each endpoint's chain.
-const (
-	listingsByRemote = `SELECT remote_norm, remote_norm, domain, catalog_url, identifier, card_key FROM listings
-		WHERE active + 0 = 1 AND remote_norm IN (%s) ORDER BY remote_norm, active, domain, catalog_url, identifier`
-	listingsByCard = `SELECT card_key, remote_norm, domain, catalog_url, identifier, card_key FROM listings
-		WHERE active = 1 AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`
+// Their columns are packed (packText): the key, remote_norm, domain,
+// catalog_url, identifier, card_key.
+var (
+	listingsByRemote = `SELECT ` + packText("remote_norm", "remote_norm", "domain", "catalog_url", "identifier", "card_key") +
+		` FROM listings WHERE active + 0 = 1 AND remote_norm IN (%s) ORDER BY remote_norm, active, domain, catalog_url, identifier`
+	listingsByCard = `SELECT ` + packText("card_key", "remote_norm", "domain", "catalog_url", "identifier", "card_key") +
+		` FROM listings WHERE active = 1 AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`
 )
 
 func placeholders(n int) string {
