@@ -1,8 +1,6 @@
 package store
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,20 +11,14 @@ import (
 // unescaped) when the database is next opened for writing; a card the
 // catalog points at by URL gets none, and nothing a mirror sees moves.
 func TestCatalogCardMigration(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	inline := `{"name":"com.example/a","websiteUrl":"javascript:alert(1)","description":"a <b> & c",` +
 		`"icons":[{"src":"http://a.example/i.png"},{"src":"https://a.example/i.png"}],"unknown":1}`
-	for _, q := range []string{
+	db := migrateAgain(t,
 		// The schema before 0014.
 		`ALTER TABLE feed_servers DROP COLUMN catalog_card`,
 		`INSERT INTO cards (key, source_url, inline, sha256, grade, json, first_seen, last_seen, changed_at) VALUES
 			('https://a.example/.well-known/ai-catalog.json#/entries/0', 'https://a.example/.well-known/ai-catalog.json', 1,
-			 'x', 'conformant', '` + inline + `', 'then', 'then', 'then'),
+			 'x', 'conformant', '`+inline+`', 'then', 'then', 'then'),
 			('https://b.example/card', 'https://b.example/card', 0, 'y', 'conformant', '{"name":"com.example/b"}',
 			 'then', 'then', 'then')`,
 		`INSERT INTO feed_servers (kind, key, card_key, card_url, card_inline, updated_at, seq) VALUES
@@ -35,30 +27,9 @@ func TestCatalogCardMigration(t *testing.T) {
 			(0, 'https://b.example/mcp', 'https://b.example/card', 'https://b.example/card', 0, 'then', 1),
 			(1, 'https://c.example/gone', 'https://c.example/gone', '', 0, 'then', 1)`,
 		`DELETE FROM schema_migrations WHERE version = '0014_feed_catalog_card'`,
-	} {
-		if _, err := db.sql.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	db.Close()
-	if db, err = Open(ctx, path, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.sql.QueryContext(ctx, `SELECT key, catalog_card, updated_at, seq FROM feed_servers ORDER BY kind, key`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got [][4]string
-	if err := scanEach(rows, func() error {
-		var r [4]string
-		err := rows.Scan(&r[0], &r[1], &r[2], &r[3])
-		got = append(got, r)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	want := [][4]string{
+	)
+	got := rowsOf(t, db, `SELECT key, catalog_card, updated_at, seq FROM feed_servers ORDER BY kind, key`)
+	want := [][]string{
 		{"https://a.example/mcp", `{"name":"com.example/a","description":"a <b> & c","icons":[{"src":"https://a.example/i.png"}]}`,
 			"then", "1"},
 		{"https://b.example/mcp", "", "then", "1"},

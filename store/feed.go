@@ -665,12 +665,11 @@ func fillCardParts(ctx context.Context, db *DB, tx *sql.Tx, _ string) error {
 	}, func(r rec) feedKey { return feedKey{r.kind, r.key} }, func(r rec) error {
 		p, ok := parts[r.card]
 		if !ok {
-			var card sql.NullString
-			err := tx.QueryRowContext(ctx, `SELECT json FROM cards WHERE key = ?`, r.card).Scan(&card)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("card %s: %w", r.card, err)
+			card, err := storedCard(ctx, tx, r.card)
+			if err != nil {
+				return err
 			}
-			p = decodeCardParts(card.String, false) // 0014 fills the catalog's cards
+			p = decodeCardParts(card, false) // 0014 fills the catalog's cards
 			parts[r.card] = p
 		}
 		remote := p.remoteJSON(r.endpoint)
@@ -752,12 +751,11 @@ func fillCatalogCards(ctx context.Context, _ *DB, tx *sql.Tx, _ string) error {
 		if !CardByURL(r.cardURL, r.inline) {
 			var ok bool
 			if want, ok = cards[r.card]; !ok {
-				var card sql.NullString
-				err := tx.QueryRowContext(ctx, `SELECT json FROM cards WHERE key = ?`, r.card).Scan(&card)
-				if err != nil && !errors.Is(err, sql.ErrNoRows) {
-					return fmt.Errorf("card %s: %w", r.card, err)
+				card, err := storedCard(ctx, tx, r.card)
+				if err != nil {
+					return err
 				}
-				want = catalogCardJSON(card.String)
+				want = catalogCardJSON(card)
 				cards[r.card] = want
 			}
 		}
@@ -772,4 +770,15 @@ func fillCatalogCards(ctx context.Context, _ *DB, tx *sql.Tx, _ string) error {
 		return fmt.Errorf("fill the feed's catalog cards: %w", err)
 	}
 	return nil
+}
+
+// storedCard is a card as parsed, "" when there is none of that key: the
+// migrations' steps read records' cards as the feed always has.
+func storedCard(ctx context.Context, tx *sql.Tx, key string) (string, error) {
+	var card sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT json FROM cards WHERE key = ?`, key).Scan(&card)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("card %s: %w", key, err)
+	}
+	return card.String, nil
 }
