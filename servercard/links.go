@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
@@ -147,4 +148,30 @@ func IsWebRemoteURL(s string) bool {
 		return IsWebURL("https://" + filled)
 	}
 	return IsWebURL(filled)
+}
+
+// DropUnsafeLinks removes from a card, or a server.json (the two share
+// these types), the links a directory does not republish: a website or
+// repository that is not a web URL (IsWebURL), an icon that is not https
+// (IsHTTPSURL), a remote whose URL is not a web URL (IsWebRemoteURL).
+func DropUnsafeLinks(website *string, repo **Repository, icons *[]Icon, remotes *[]Remote) {
+	if !IsWebURL(*website) {
+		*website = ""
+	}
+	if *repo != nil && !IsWebURL((*repo).URL) {
+		*repo = nil
+	}
+	*icons = slices.DeleteFunc(*icons, func(ic Icon) bool { return !IsHTTPSURL(ic.Src) })
+	*remotes = slices.DeleteFunc(*remotes, func(rm Remote) bool { return !IsWebRemoteURL(rm.URL) })
+}
+
+// Republished decodes a stored card as a directory republishes it: what
+// decodes is kept (a card that does not decode is an empty one), without
+// the links DropUnsafeLinks drops. The feed's Registry JSON and AI Catalog
+// republish it, and the store keeps the AI Catalog's copy of it.
+func Republished(raw string) *Card {
+	var c Card
+	_ = json.Unmarshal([]byte(raw), &c)
+	DropUnsafeLinks(&c.WebsiteURL, &c.Repository, &c.Icons, &c.Remotes)
+	return &c
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cardcrawl/cardcrawl/servercard"
@@ -58,6 +59,7 @@ type feedMeaning struct {
 	probeTools                                                   sql.NullInt64
 	probePartial                                                 bool
 	remote, icons                                                string
+	catalogCard                                                  string
 }
 
 // feedTx keeps the read model in step within one write transaction.
@@ -189,7 +191,8 @@ func feedAfterDomain(tx *txw, now string, r DomainResult, beforeList, afterList 
 	}
 	f := newFeedTx(tx, now)
 	for _, c := range r.Cards {
-		f.parts[c.Key+"\x00"+c.SHA256] = decodeCardParts(string(c.JSON))
+		inline := !CardByURL(c.SourceURL, c.Inline)
+		f.parts[cardPartsKey(c.Key, c.SHA256, inline)] = decodeCardParts(string(c.JSON), inline)
 	}
 	keys := make([]feedKey, 0, len(touched))
 	for k := range touched {
@@ -345,8 +348,8 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 		card_inline, card_sha256, name, title, version, description, website_url, repository, grade, findings, first_seen,
 		last_seen, probe_outcome, probed_at, probe_transport, probe_protocol, probe_server_name, probe_server_version,
 		probe_tool_count, probe_partial, decision, decision_reason, updated_at, removed_at, removed_reason, seq, remote,
-		icons)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, '', ?, ?, ?)
+		icons, catalog_card)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, '', ?, ?, ?, ?)
 		ON CONFLICT (kind, key) DO UPDATE SET endpoint = excluded.endpoint, transport = excluded.transport,
 		  templated = excluded.templated, card_key = excluded.card_key, card_url = excluded.card_url,
 		  card_inline = excluded.card_inline, card_sha256 = excluded.card_sha256, name = excluded.name,
@@ -359,12 +362,13 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 		  probe_tool_count = excluded.probe_tool_count, probe_partial = excluded.probe_partial,
 		  decision = excluded.decision, decision_reason = excluded.decision_reason,
 		  updated_at = CASE WHEN ? = 1 THEN feed_servers.updated_at ELSE excluded.updated_at END,
-		  removed_at = NULL, removed_reason = '', seq = excluded.seq, remote = excluded.remote, icons = excluded.icons`,
+		  removed_at = NULL, removed_reason = '', seq = excluded.seq, remote = excluded.remote, icons = excluded.icons,
+		  catalog_card = excluded.catalog_card`,
 		k.kind, k.key, m.endpoint, m.transport, m.templated, m.cardKey, m.cardURL, m.cardInline,
 		m.cardSHA, m.name, m.title, m.version, m.description, m.website, m.repo, m.grade, m.findings, now.firstSeen,
 		now.lastSeen, m.probeOutcome, now.probedAt, m.probeTransport, m.probeProtocol, m.probeServerName,
 		m.probeServerVersion, m.probeTools, m.probePartial, now.decision, now.decisionReason,
-		f.now, seq, m.remote, m.icons, keep)
+		f.now, seq, m.remote, m.icons, m.catalogCard, keep)
 	if err != nil {
 		return fmt.Errorf("write feed record %s: %w", k.key, err)
 	}
@@ -428,16 +432,17 @@ func (f *feedTx) compute(k feedKey) (feedRow, bool, error) {
 		return r, false, fmt.Errorf("feed record %s: %w", k.key, err)
 	}
 	m.findings = findingCodesJSON(findings.String)
-	partsKey := m.cardKey + "\x00" + m.cardSHA
+	inline := !CardByURL(m.cardURL, m.cardInline)
+	partsKey := cardPartsKey(m.cardKey, m.cardSHA, inline)
 	parts, ok := f.parts[partsKey]
 	if !ok {
 		if err := f.tx.queryRow(`SELECT json FROM cards WHERE key = ?`, m.cardKey).Scan(&cardJSON); err != nil {
 			return r, false, fmt.Errorf("card %s: %w", m.cardKey, err)
 		}
-		parts = decodeCardParts(cardJSON.String)
+		parts = decodeCardParts(cardJSON.String, inline)
 		f.parts[partsKey] = parts
 	}
-	m.repo, m.icons, m.remote = parts.repo, parts.icons, parts.remoteJSON(m.endpoint)
+	m.repo, m.icons, m.remote, m.catalogCard = parts.repo, parts.icons, parts.remoteJSON(m.endpoint), parts.catalogCard
 	return r, true, nil
 }
 
@@ -448,12 +453,14 @@ func (f *feedTx) stored(k feedKey) (r feedRow, live, exists bool, err error) {
 	err = f.tx.queryRow(`SELECT endpoint, transport, templated, card_key, card_url, card_inline, card_sha256,
 		name, title, version, description, website_url, repository, grade, findings, first_seen, last_seen, probe_outcome,
 		probed_at, probe_transport, probe_protocol, probe_server_name, probe_server_version, probe_tool_count,
-		probe_partial, decision, decision_reason, removed_at, remote, icons FROM feed_servers WHERE kind = ? AND key = ?`,
+		probe_partial, decision, decision_reason, removed_at, remote, icons, catalog_card FROM feed_servers
+		WHERE kind = ? AND key = ?`,
 		k.kind, k.key).
 		Scan(&m.endpoint, &m.transport, &m.templated, &m.cardKey, &m.cardURL, &m.cardInline, &m.cardSHA, &m.name, &m.title,
 			&m.version, &m.description, &m.website, &m.repo, &m.grade, &m.findings, &r.firstSeen, &r.lastSeen,
 			&m.probeOutcome, &r.probedAt, &m.probeTransport, &m.probeProtocol, &m.probeServerName, &m.probeServerVersion,
-			&m.probeTools, &m.probePartial, &r.decision, &r.decisionReason, &removed, &m.remote, &m.icons)
+			&m.probeTools, &m.probePartial, &r.decision, &r.decisionReason, &removed, &m.remote, &m.icons,
+			&m.catalogCard)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, false, nil
 	}
@@ -480,16 +487,25 @@ func findingCodesJSON(raw string) string {
 }
 
 // cardParts is what a card gives the records it describes: its repository
-// object and icons as JSON ("" when none), and its remotes, from which each
-// endpoint's record takes its own.
+// object and icons as JSON ("" when none), its remotes, from which each
+// endpoint's record takes its own, and, for a card the AI Catalog carries
+// inline, the card as it carries it (catalogCardJSON).
 type cardParts struct {
 	repo, icons string
 	remotes     []servercard.Remote
+	catalogCard string
+}
+
+// cardPartsKey names a card's parts in feedTx.parts: its key and hash,
+// and whether the AI Catalog carries it inline (which adds a part).
+func cardPartsKey(key, sha string, inline bool) string {
+	return key + "\x00" + sha + "\x00" + strconv.FormatBool(inline)
 }
 
 // decodeCardParts decodes a card's parts into the card's own types, which
-// keeps exactly what the feed publishes.
-func decodeCardParts(card string) cardParts {
+// keeps exactly what the feed publishes; with inline, also the card as the
+// AI Catalog carries it.
+func decodeCardParts(card string, inline bool) cardParts {
 	var c struct {
 		Repository *servercard.Repository `json:"repository"`
 		Icons      []servercard.Icon      `json:"icons"`
@@ -497,12 +513,25 @@ func decodeCardParts(card string) cardParts {
 	}
 	_ = json.Unmarshal([]byte(card), &c) // as the feed always read cards: what decodes is kept
 	p := cardParts{remotes: c.Remotes, icons: feedIcons(c.Icons)}
+	if inline {
+		p.catalogCard = catalogCardJSON(card)
+	}
 	if c.Repository != nil {
 		b, _ := json.Marshal(c.Repository)
 		p.repo = string(b)
 	}
 	return p
 }
+
+// CardByURL reports whether the AI Catalog points at a record's card where
+// it was found (it has a URL of its own and did not come inline), rather
+// than carrying it inline: a record of a card it carries keeps the card as
+// it carries it (FeedServer.CatalogCard).
+func CardByURL(cardURL string, inline bool) bool { return cardURL != "" && !inline }
+
+// catalogCardJSON is a stored card as the AI Catalog carries it inline:
+// as the feed republishes it, encoded as its writers encode JSON.
+func catalogCardJSON(card string) string { return feedJSON(servercard.Republished(card)) }
 
 // remoteJSON is the card's first remote whose URL is endpoint, as the feed
 // republishes it (feedRemote); "" when none.
@@ -564,10 +593,11 @@ func partial(result string) bool {
 // written against the latest schema (buildFeed writes columns added after
 // 0005).
 var afterMigration = map[string]func(ctx context.Context, db *DB, tx *sql.Tx, now string) error{
-	"0005_feed_servers":    buildFeed,
-	"0010_feed_card_parts": fillCardParts,
-	"0012_probe_meaning":   fillProbeMeaning,
-	"0013_feed_safe_parts": safeCardParts,
+	"0005_feed_servers":      buildFeed,
+	"0010_feed_card_parts":   fillCardParts,
+	"0012_probe_meaning":     fillProbeMeaning,
+	"0013_feed_safe_parts":   safeCardParts,
+	"0014_feed_catalog_card": fillCatalogCards,
 }
 
 // feedPage is how many keys one backfill query reads.
@@ -635,12 +665,11 @@ func fillCardParts(ctx context.Context, db *DB, tx *sql.Tx, _ string) error {
 	}, func(r rec) feedKey { return feedKey{r.kind, r.key} }, func(r rec) error {
 		p, ok := parts[r.card]
 		if !ok {
-			var card sql.NullString
-			err := tx.QueryRowContext(ctx, `SELECT json FROM cards WHERE key = ?`, r.card).Scan(&card)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("card %s: %w", r.card, err)
+			card, err := storedCard(ctx, tx, r.card)
+			if err != nil {
+				return err
 			}
-			p = decodeCardParts(card.String)
+			p = decodeCardParts(card, false) // 0014 fills the catalog's cards
 			parts[r.card] = p
 		}
 		remote := p.remoteJSON(r.endpoint)
@@ -697,4 +726,59 @@ func safeCardParts(ctx context.Context, _ *DB, tx *sql.Tx, _ string) error {
 		return fmt.Errorf("make the feed's card parts safe: %w", err)
 	}
 	return nil
+}
+
+// fillCatalogCards gives every record written before 0014 whose card the
+// AI Catalog carries inline the card as it carries it, a page at a time;
+// nothing a mirror sees changes, so neither seq nor updated_at moves.
+func fillCatalogCards(ctx context.Context, _ *DB, tx *sql.Tx, _ string) error {
+	type rec struct {
+		kind                            int
+		key, card, cardURL, catalogCard string
+		inline                          bool
+	}
+	cards := map[string]string{}
+	err := eachPage(feedPage, func(after feedKey) ([]rec, error) {
+		clear(cards)
+		return collect(ctx, tx, func(rows *sql.Rows) (rec, error) {
+			var r rec
+			err := rows.Scan(&r.kind, &r.key, &r.card, &r.cardURL, &r.inline, &r.catalogCard)
+			return r, err
+		}, `SELECT kind, key, card_key, card_url, card_inline, catalog_card FROM feed_servers WHERE (kind, key) > (?, ?)
+			ORDER BY kind, key LIMIT ?`, after.kind, after.key, feedPage)
+	}, func(r rec) feedKey { return feedKey{r.kind, r.key} }, func(r rec) error {
+		want := ""
+		if !CardByURL(r.cardURL, r.inline) {
+			var ok bool
+			if want, ok = cards[r.card]; !ok {
+				card, err := storedCard(ctx, tx, r.card)
+				if err != nil {
+					return err
+				}
+				want = catalogCardJSON(card)
+				cards[r.card] = want
+			}
+		}
+		if want == r.catalogCard {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE feed_servers SET catalog_card = ? WHERE kind = ? AND key = ?`,
+			want, r.kind, r.key)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("fill the feed's catalog cards: %w", err)
+	}
+	return nil
+}
+
+// storedCard is a card as parsed, "" when there is none of that key: the
+// migrations' steps read records' cards as the feed always has.
+func storedCard(ctx context.Context, tx *sql.Tx, key string) (string, error) {
+	var card sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT json FROM cards WHERE key = ?`, key).Scan(&card)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("card %s: %w", key, err)
+	}
+	return card.String, nil
 }

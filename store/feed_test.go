@@ -242,7 +242,7 @@ func TestMigrationBuildsTheReadModel(t *testing.T) {
 	// A database that old has none of the later migrations of the read
 	// model either.
 	for _, q := range []string{`DROP TABLE feed_servers`, `DROP TABLE feed_state`,
-		`DELETE FROM schema_migrations WHERE version IN ('0005_feed_servers', '0010_feed_card_parts')`} {
+		`DELETE FROM schema_migrations WHERE version IN ('0005_feed_servers', '0010_feed_card_parts', '0014_feed_catalog_card')`} {
 		if _, err := db.SQL().ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}

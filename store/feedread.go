@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -67,6 +69,10 @@ type FeedServer struct {
 	// icons as JSON ("" when none): what the Registry shape takes from the
 	// card, as decoded, links unfiltered.
 	Remote, Icons string
+	// CatalogCard is the describing card as the AI Catalog carries it
+	// inline (compact JSON, as the feed republishes it), "" when the
+	// catalog points at the card by its URL instead (CardByURL).
+	CatalogCard string
 
 	kind       int
 	entryFirst string
@@ -92,9 +98,9 @@ type FeedQuery struct {
 	// Limit stops after this many records; 0 reads them all.
 	Limit int
 	// Facts selects which of a record's parts beyond its identity and
-	// card name a read fills; zero reads them all. A writer asks for what
-	// it prints: each fact beyond the card is a query per page, and each
-	// column a call into SQLite per row.
+	// card name a read fills; zero reads them all (but FactCatalogCard).
+	// A writer asks for what it prints: each fact beyond the card is a
+	// query per page, and each column a call into SQLite per row.
 	Facts Facts
 }
 
@@ -126,6 +132,9 @@ const (
 	FactChange
 	// FactCardParts: the card's remote for the endpoint and its icons.
 	FactCardParts
+	// FactCatalogCard: the card as the AI Catalog carries it inline; the
+	// AI Catalog's alone, so a zero Facts does not read it.
+	FactCatalogCard
 
 	// FactsBase asks for none of the parts above: a record's identity,
 	// card name, grade, times and listings only (zero would read all).
@@ -276,21 +285,71 @@ var feedCols = []feedCol{
 	{FactCategory, "COALESCE(sc.source, '')", func(x *feedScan) any { return &x.s.CategorySource }},
 	{FactCardParts, "f.remote", func(x *feedScan) any { return &x.s.Remote }},
 	{FactCardParts, "f.icons", func(x *feedScan) any { return &x.s.Icons }},
+	{FactCatalogCard, "f.catalog_card", func(x *feedScan) any { return &x.s.CatalogCard }},
 }
 
 // feedColumns are every column of a record (feedColumnsOf).
 var feedColumns = feedColumnsOf(allFacts)
 
-// feedColumnsOf are the columns of the parts want selects.
+// feedColumnsOf are the columns of the parts want selects: those of a
+// non-text type one by one, then the text ones packed into one column
+// (packText).
 func feedColumnsOf(want Facts) string {
 	want = wantAll(want)
-	var cols []string
+	var cols, text []string
 	for _, c := range feedCols {
-		if c.part == 0 || want&c.part != 0 {
+		switch {
+		case c.part != 0 && want&c.part == 0:
+		case c.isText():
+			text = append(text, c.sql)
+		default:
 			cols = append(cols, c.sql)
 		}
 	}
-	return strings.Join(cols, ", ")
+	return strings.Join(append(cols, packText(text...)), ", ")
+}
+
+// packText selects text columns that are never NULL as one: each value
+// behind its length in bytes, concatenated; unpackText splits it.
+//
+// Each column of each row is two or three calls into SQLite, each under
+// the connection's mutex (modernc.org/sqlite opens connections
+// SQLITE_OPEN_FULLMUTEX): most of a JSONL export's CPU was reading the
+// feed's 37 columns and its facts' columns one by one. concat and
+// octet_length are SQL both databases have; the length before each value
+// makes the packing hold any text.
+func packText(cols ...string) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = "octet_length(" + c + "), ':', " + c
+	}
+	return "concat(" + strings.Join(parts, ", ") + ")"
+}
+
+// isText: the column is text and never NULL (scanned into a string).
+func (c feedCol) isText() bool {
+	_, ok := c.dest(&feedScan{}).(*string)
+	return ok
+}
+
+// unpackText splits a packed text column (packText) into dests, in
+// order.
+func unpackText(packed string, dests []*string) error {
+	for _, d := range dests {
+		i := strings.IndexByte(packed, ':')
+		if i < 0 {
+			return errors.New("packed columns: no length")
+		}
+		n, err := strconv.Atoi(packed[:i])
+		if err != nil || n < 0 || n > len(packed)-i-1 {
+			return fmt.Errorf("packed columns: bad length %q", packed[:i])
+		}
+		*d, packed = packed[i+1:i+1+n], packed[i+1+n:]
+	}
+	if packed != "" {
+		return errors.New("packed columns: more than asked for")
+	}
+	return nil
 }
 
 // wantAll reads zero as every part.
@@ -326,14 +385,24 @@ func feedScanner(want Facts) func(*sql.Rows) (FeedServer, error) {
 	want = wantAll(want)
 	var x feedScan
 	var dests []any
+	var text []*string
+	var packed string
 	for _, c := range feedCols {
-		if c.part == 0 || want&c.part != 0 {
+		switch {
+		case c.part != 0 && want&c.part == 0:
+		case c.isText():
+			text = append(text, c.dest(&x).(*string))
+		default:
 			dests = append(dests, c.dest(&x))
 		}
 	}
+	dests = append(dests, &packed)
 	return func(rows *sql.Rows) (FeedServer, error) {
 		x = feedScan{}
 		if err := rows.Scan(dests...); err != nil {
+			return FeedServer{}, err
+		}
+		if err := unpackText(packed, text); err != nil {
 			return FeedServer{}, err
 		}
 		s := x.s
@@ -533,10 +602,14 @@ func attachListings(ctx context.Context, tx *readTx, page []FeedServer, span boo
 			return fmt.Errorf("listing chains: %w", err)
 		}
 		defer rows.Close()
+		var key, norm, packed string
+		var l Listing
+		dests := []*string{&key, &norm, &l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey}
 		for rows.Next() {
-			var key, norm string
-			var l Listing
-			if err := rows.Scan(&key, &norm, &l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey); err != nil {
+			if err := rows.Scan(&packed); err != nil {
+				return fmt.Errorf("listing chains: %w", err)
+			}
+			if err := unpackText(packed, dests); err != nil {
 				return fmt.Errorf("listing chains: %w", err)
 			}
 			if kind == kindCard && norm != "" {
@@ -562,11 +635,13 @@ func attachListings(ctx context.Context, tx *readTx, page []FeedServer, span boo
 // and active is tested as "active + 0" so SQLite does not take it as an
 // index constraint: with it, a read over a range of endpoints (queryKeys)
 // sorts each endpoint's chain.
-const (
-	listingsByRemote = `SELECT remote_norm, remote_norm, domain, catalog_url, identifier, card_key FROM listings
-		WHERE active + 0 = 1 AND remote_norm IN (%s) ORDER BY remote_norm, active, domain, catalog_url, identifier`
-	listingsByCard = `SELECT card_key, remote_norm, domain, catalog_url, identifier, card_key FROM listings
-		WHERE active = 1 AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`
+// Their columns are packed (packText): the key, remote_norm, domain,
+// catalog_url, identifier, card_key.
+var (
+	listingsByRemote = `SELECT ` + packText("remote_norm", "remote_norm", "domain", "catalog_url", "identifier", "card_key") +
+		` FROM listings WHERE active + 0 = 1 AND remote_norm IN (%s) ORDER BY remote_norm, active, domain, catalog_url, identifier`
+	listingsByCard = `SELECT ` + packText("card_key", "remote_norm", "domain", "catalog_url", "identifier", "card_key") +
+		` FROM listings WHERE active = 1 AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`
 )
 
 func placeholders(n int) string {
@@ -600,20 +675,6 @@ type FeedEntry struct {
 	// declared endpoints that left the Registry, and Records their
 	// tombstones.
 	Registry *FeedEntryRegistry
-
-	cards *cardReader // while EachFeedEntry's fn runs
-}
-
-// Card reads the card as parsed ("" if it is missing) while EachFeedEntry
-// calls its fn; an entry of FeedEntries has none (the Registry shape is
-// made of the records, which carry what it takes from the card). Only the
-// AI Catalog's entries of cards without a URL of their own need it, so it
-// is read on demand.
-func (e *FeedEntry) Card(ctx context.Context) (string, error) {
-	if e.cards == nil {
-		return "", nil
-	}
-	return e.cards.card(ctx, e.CardKey)
 }
 
 // Removed reports whether every record of the entry is a tombstone.
@@ -629,7 +690,7 @@ func (e *FeedEntry) Removed() bool {
 // EachFeedEntry calls fn for each card that describes a listed record, in
 // the order of each card's first record, with its records in feed order.
 // It reads a page of records at a time in one read transaction; an entry
-// is held whole (its records and card), nothing more. fn must not use the
+// is held whole (its records), nothing more. fn must not use the
 // database.
 //
 // The filter keeps the records it matches: an entry holds those, and a
@@ -641,17 +702,13 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 	cols, from, scan := feedColumnsOf(want), feedFromOf(want, filter), feedScanner(want)
 	return db.readFeed(ctx, func(sqlTx *sql.Tx) error {
 		tx := db.reader(sqlTx)
-		cards, err := newCardReader(ctx, tx)
-		if err != nil {
-			return err
-		}
 		var cur *FeedEntry
 		type key struct {
 			first string
 			kind  int
 			key   string
 		}
-		err = eachPage(feedReadPage, func(after key) ([]FeedServer, error) {
+		err := eachPage(feedReadPage, func(after key) ([]FeedServer, error) {
 			where, args := filter.and(`f.removed_at IS NULL AND (f.entry_first, f.kind, f.key) > (?, ?, ?)`,
 				[]any{after.first, after.kind, after.key})
 			page, err := collect(ctx, tx, scan, `SELECT `+cols+` FROM `+from+`
@@ -662,7 +719,6 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 			if err := attachListings(ctx, tx, page, false); err != nil {
 				return nil, err
 			}
-			cards.onPage(page)
 			return page, nil
 		}, func(s FeedServer) key { return key{s.entryFirst, s.kind, s.key()} }, func(s FeedServer) error {
 			if cur != nil && cur.CardKey == s.CardKey && cur.Records[0].entryFirst == s.entryFirst {
@@ -674,7 +730,7 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 					return err
 				}
 			}
-			cur = &FeedEntry{CardKey: s.CardKey, Records: []FeedServer{s}, cards: cards}
+			cur = &FeedEntry{CardKey: s.CardKey, Records: []FeedServer{s}}
 			return nil
 		})
 		if err == nil && cur != nil {
@@ -686,74 +742,6 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 		return eachRegistryEntry(ctx, sqlTx, registryEntryQuery{FeedFilter: filter}, subjectKey{}, feedReadPage,
 			func(e FeedEntry) (bool, error) { return true, fn(&e) })
 	})
-}
-
-// cardReader reads cards by key on one statement, prepared once per read.
-// The first card asked for on a page of records brings the cards of the
-// whole page in one query (a query per card cost more than the card).
-type cardReader struct {
-	tx      *readTx
-	st      *sql.Stmt
-	pending []any             // the current page's card keys, not read yet
-	page    map[string]string // the cards read for the current page
-}
-
-func newCardReader(ctx context.Context, tx *readTx) (*cardReader, error) {
-	st, err := tx.tx.PrepareContext(ctx, `SELECT json FROM cards WHERE key = ?`)
-	if err != nil {
-		return nil, fmt.Errorf("read cards: %w", err)
-	}
-	return &cardReader{tx: tx, st: st, page: map[string]string{}}, nil
-}
-
-// onPage starts a page of records: their cards are read when one is first
-// asked for.
-func (c *cardReader) onPage(page []FeedServer) {
-	clear(c.page)
-	c.pending = c.pending[:0]
-	seen := map[string]bool{}
-	for i := range page {
-		if k := page[i].CardKey; !seen[k] {
-			seen[k] = true
-			c.pending = append(c.pending, k)
-		}
-	}
-}
-
-func (c *cardReader) card(ctx context.Context, key string) (string, error) {
-	if len(c.pending) > 0 {
-		list, keys := inList(c.pending)
-		rows, err := c.tx.QueryContext(ctx, `SELECT key, json FROM cards WHERE key IN (`+list+`)`, keys...)
-		if err != nil {
-			return "", fmt.Errorf("read cards: %w", err)
-		}
-		c.pending = c.pending[:0]
-		for rows.Next() {
-			var k, card string
-			if err := rows.Scan(&k, &card); err != nil {
-				rows.Close()
-				return "", fmt.Errorf("read cards: %w", err)
-			}
-			c.page[k] = card
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return "", fmt.Errorf("read cards: %w", err)
-		}
-	}
-	if card, ok := c.page[key]; ok {
-		return card, nil
-	}
-	var s string
-	err := c.st.QueryRowContext(ctx, key).Scan(&s)
-	if err == sql.ErrNoRows {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("card %s: %w", key, err)
-	}
-	return s, nil
 }
 
 // EntryQuery selects a page of entries for the Registry list API, in card

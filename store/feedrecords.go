@@ -226,17 +226,22 @@ func mergePages(a, b []FeedServer, size int) []FeedServer {
 }
 
 // The queries of attachServerFacts, each by key (%s: the keys'
-// placeholders); store/indexes_test.go holds them to their indexes.
-const (
-	registryFactsQuery = `SELECT rr.url_norm, e.source, e.name, e.version, e.status, e.published_at, e.updated_at,
+// placeholders); store/indexes_test.go holds them to their indexes. Those
+// read for every page of an export select their text columns packed
+// (packText), in the order written.
+const registryFactsQuery = `SELECT rr.url_norm, e.source, e.name, e.version, e.status, e.published_at, e.updated_at,
 		e.findings, e.server_json
 		FROM registry_remotes rr JOIN registry_entries e ON e.source = rr.source AND e.name = rr.name AND e.version = rr.version
 		WHERE rr.url_norm IN (%s) ORDER BY rr.url_norm, rr.source, rr.name, rr.version`
+
+var (
 	// In the index's order, counted here: grouping in SQL would sort.
-	probeHistoryQuery   = `SELECT remote_norm, outcome, probed_at FROM probes WHERE remote_norm IN (%s) ORDER BY remote_norm, id`
-	reconcileFactsQuery = `SELECT card_key, id, source, name, version, basis, detail, diffs, computed_at
-		FROM reconcile_results WHERE card_key IN (%s) AND kind = 'pair'`
-	namespaceFactsQuery = `SELECT namespace, kind, domain, method, result, checked_at FROM namespaces WHERE namespace IN (%s)`
+	probeHistoryQuery = `SELECT ` + packText("remote_norm", "outcome", "probed_at") +
+		` FROM probes WHERE remote_norm IN (%s) ORDER BY remote_norm, id`
+	reconcileFactsQuery = `SELECT id, ` + packText("card_key", "source", "name", "version", "basis", "detail", "diffs", "computed_at") +
+		` FROM reconcile_results WHERE card_key IN (%s) AND kind = 'pair'`
+	namespaceFactsQuery = `SELECT ` + packText("namespace", "kind", "domain", "method", "result", "checked_at") +
+		` FROM namespaces WHERE namespace IN (%s)`
 )
 
 // rowsQuerier runs a query that returns rows: a transaction, or a feed
@@ -326,9 +331,13 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, w
 			return fmt.Errorf("probe history: %w", err)
 		}
 		history := map[string][]ProbeCount{}
+		var norm, outcome, at, packed string
+		dests := []*string{&norm, &outcome, &at}
 		err = scanEach(rows, func() error {
-			var norm, outcome, at string
-			if err := rows.Scan(&norm, &outcome, &at); err != nil {
+			if err := rows.Scan(&packed); err != nil {
+				return err
+			}
+			if err := unpackText(packed, dests); err != nil {
 				return err
 			}
 			h := history[norm]
@@ -357,11 +366,16 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, w
 		if err != nil {
 			return fmt.Errorf("reconciliation of the feed: %w", err)
 		}
+		var packed string
 		err = scanEach(rows, func() error {
 			var key string
 			var id int64
 			var r FeedReconcile
-			if err := rows.Scan(&key, &id, &r.Source, &r.Name, &r.Version, &r.Basis, &r.Detail, &r.Diffs, &r.ComputedAt); err != nil {
+			if err := rows.Scan(&id, &packed); err != nil {
+				return err
+			}
+			if err := unpackText(packed, []*string{&key, &r.Source, &r.Name, &r.Version, &r.Basis, &r.Detail, &r.Diffs,
+				&r.ComputedAt}); err != nil {
 				return err
 			}
 			// A card pairs with one entry; should it pair with more, the
@@ -405,9 +419,13 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, w
 	if err != nil {
 		return fmt.Errorf("namespaces of the feed: %w", err)
 	}
+	var packed string
 	err = scanEach(rows, func() error {
 		var n NamespaceRow
-		if err := rows.Scan(&n.Namespace, &n.Kind, &n.Domain, &n.Method, &n.Result, &n.CheckedAt); err != nil {
+		if err := rows.Scan(&packed); err != nil {
+			return err
+		}
+		if err := unpackText(packed, []*string{&n.Namespace, &n.Kind, &n.Domain, &n.Method, &n.Result, &n.CheckedAt}); err != nil {
 			return err
 		}
 		for _, i := range byNS[n.Namespace] {

@@ -13,13 +13,7 @@ import (
 // as the feed republishes them when the database is next opened for
 // writing, and nothing a mirror sees moves.
 func TestSafeCardPartsMigration(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
+	db := migrateAgain(t,
 		`INSERT INTO feed_servers (kind, key, endpoint, updated_at, seq, remote, icons) VALUES
 			(0, 'https://a.example/mcp?x=1&y=2', 'https://a.example/mcp?x=1&y=2', 'then', 1,
 			 '{"type":"streamable-http","url":"https://a.example/mcp?x=1\u0026y=2"}',
@@ -28,30 +22,9 @@ func TestSafeCardPartsMigration(t *testing.T) {
 			 '[{"src":"data:image/png;base64,AAAA"}]'),
 			(1, 'https://b.example/card', '', 'then', 1, '', '')`,
 		`DELETE FROM schema_migrations WHERE version = '0013_feed_safe_parts'`,
-	} {
-		if _, err := db.sql.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	db.Close()
-	if db, err = Open(ctx, path, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.sql.QueryContext(ctx, `SELECT key, remote, icons, updated_at, seq FROM feed_servers ORDER BY kind, key`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got [][5]string
-	if err := scanEach(rows, func() error {
-		var r [5]string
-		err := rows.Scan(&r[0], &r[1], &r[2], &r[3], &r[4])
-		got = append(got, r)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	want := [][5]string{
+	)
+	got := rowsOf(t, db, `SELECT key, remote, icons, updated_at, seq FROM feed_servers ORDER BY kind, key`)
+	want := [][]string{
 		{"https://a.example/mcp?x=1&y=2", `{"type":"streamable-http","url":"https://a.example/mcp?x=1&y=2"}`,
 			`[{"src":"https://a.example/i.png?s=<1>","sizes":["48x48"]}]`, "then", "1"},
 		{"javascript:alert(1)", "", "", "then", "1"},
@@ -60,4 +33,54 @@ func TestSafeCardPartsMigration(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("records after 0013 (-want +got):\n%s", diff)
 	}
+}
+
+// migrateAgain opens a new database, runs stmts on it (they leave it as it
+// was before a migration and mark that one not applied) and opens it again
+// for writing, which applies the migration.
+func migrateAgain(t *testing.T, stmts ...string) *DB {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range stmts {
+		if _, err := db.sql.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	db.Close()
+	if db, err = Open(ctx, path, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// rowsOf reads a query's rows, each column as text.
+func rowsOf(t *testing.T, db *DB, query string) [][]string {
+	t.Helper()
+	rows, err := db.sql.QueryContext(context.Background(), query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	if err := scanEach(rows, func() error {
+		r := make([]string, len(cols))
+		dests := make([]any, len(r))
+		for i := range r {
+			dests[i] = &r[i]
+		}
+		got = append(got, r)
+		return rows.Scan(dests...)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/cardcrawl/cardcrawl/internal/jsonstream"
@@ -50,8 +51,9 @@ func newDirectoryCatalog(o CatalogOptions) *directoryCatalog {
 }
 
 // entry is the catalog entry of a card, described by r (its first record)
-// and card (the card as decoded), or nil when it is left out.
-func (c *directoryCatalog) entry(r Record, card *servercard.Card) map[string]any {
+// and card (the card as the catalog carries it inline:
+// store.FeedServer.CatalogCard), or nil when it is left out.
+func (c *directoryCatalog) entry(r Record, card json.RawMessage) map[string]any {
 	e := map[string]any{"type": "application/mcp-server-card+json"}
 	switch {
 	case byURL(r):
@@ -139,7 +141,7 @@ func registryServerURL(registry, name string) string {
 
 // byURL: the catalog points at the card where it was found; otherwise it
 // carries the card inline.
-func byURL(r Record) bool { return r.CardURL != "" && !r.CardInline }
+func byURL(r Record) bool { return store.CardByURL(r.CardURL, r.CardInline) }
 
 // host is the catalog's host block.
 func (c *directoryCatalog) host() map[string]any {
@@ -163,7 +165,8 @@ func writeAICatalog(ctx context.Context, w io.Writer, src Source, opts WriteOpti
 		return fmt.Errorf("write ai-catalog: %w", err)
 	}
 	arr := jsonstream.New(w, "  ")
-	err := src.EachFeedEntry(ctx, opts.Filter, store.FactsBase, func(e *store.FeedEntry) error {
+	// The store keeps each inline card as the catalog carries it.
+	err := src.EachFeedEntry(ctx, opts.Filter, store.FactsBase|store.FactCatalogCard, func(e *store.FeedEntry) error {
 		if e.Registry != nil {
 			if entry := c.registryEntry(e.Registry); entry != nil {
 				return arr.Add(entry)
@@ -171,13 +174,9 @@ func writeAICatalog(ctx context.Context, w io.Writer, src Source, opts WriteOpti
 			return nil
 		}
 		r := NewRecord(&e.Records[0])
-		var card *servercard.Card
+		var card json.RawMessage
 		if !byURL(r) {
-			raw, err := e.Card(ctx)
-			if err != nil {
-				return err
-			}
-			card = decodeCard(raw)
+			card = json.RawMessage(e.Records[0].CatalogCard)
 		}
 		if entry := c.entry(r, card); entry != nil {
 			return arr.Add(entry)

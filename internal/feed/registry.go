@@ -175,7 +175,7 @@ func newRegistryOnlyEntry(e *store.FeedEntry, api bool) RegistryEntry {
 	if srv.Name == "" {
 		srv.Name, srv.Version = e.Registry.Name, e.Registry.Version
 	}
-	dropUnsafeLinks(&srv.WebsiteURL, &srv.Repository, &srv.Icons, &srv.Remotes)
+	servercard.DropUnsafeLinks(&srv.WebsiteURL, &srv.Repository, &srv.Icons, &srv.Remotes)
 	d := Discovery{Endpoints: make([]FoundEndpoint, 0, len(e.Records)), Findings: []string{},
 		Sources: []string{SourceRegistry}, Registry: e.Registry.Source}
 	updated := e.Registry.ChangedAt
