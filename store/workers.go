@@ -116,9 +116,16 @@ func (db *DB) StopWorker(ctx context.Context, id string) (released int, err erro
 }
 
 // unleased is the SQL condition "domains' row is free to lease": nobody
-// owns it, or its owner's heartbeat lapsed (killed, hung, cut off).
-const unleased = `(domains.lease_owner = '' OR NOT EXISTS (SELECT 1 FROM workers w
-  WHERE w.id = domains.lease_owner AND w.alive_until >= ?))`
+// owns it, or its owner's heartbeat lapsed (killed, hung, cut off). The
+// owner's row must be seen to have lapsed, not merely be missing: on
+// PostgreSQL a lease statement that meets a row another worker leased
+// meanwhile re-checks this condition on the new row but reads workers as
+// its statement began, which may be before that worker registered; "no
+// live worker owns it" would then hand the domain out twice. Every owner
+// registers before it leases (RegisterWorker), and workers rows are never
+// deleted (StopWorker ends the heartbeat instead).
+const unleased = `(domains.lease_owner = '' OR EXISTS (SELECT 1 FROM workers w
+  WHERE w.id = domains.lease_owner AND w.alive_until < ?))`
 
 // Two statements, one per kind of due domain, so each is an index range:
 // never-finished ones (pending), then finished ones whose next_fetch_after
