@@ -48,10 +48,8 @@ func (db *DB) AddProbeDecision(ctx context.Context, ds ...ProbeDecision) error {
 	err := db.write(func(tx *txw) error {
 		f := newFeedTx(tx, now)
 		for _, d := range ds {
-			_, err := tx.exec(`INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason, d.DeclaredBy)
-			if err != nil {
-				return fmt.Errorf("decision for %s: %w", d.URL, err)
+			if err := insertDecision(tx, now, d); err != nil {
+				return err
 			}
 			if err := feedAfterDecision(f, d); err != nil {
 				return fmt.Errorf("decision for %s: %w", d.URL, err)
@@ -61,6 +59,15 @@ func (db *DB) AddProbeDecision(ctx context.Context, ds ...ProbeDecision) error {
 	})
 	if err != nil {
 		return fmt.Errorf("add probe decisions: %w", err)
+	}
+	return nil
+}
+
+func insertDecision(tx *txw, now string, d ProbeDecision) error {
+	_, err := tx.exec(`INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason, d.DeclaredBy)
+	if err != nil {
+		return fmt.Errorf("decision for %s: %w", d.URL, err)
 	}
 	return nil
 }
