@@ -297,8 +297,9 @@ const lastValidatorsQuery = `SELECT etag, last_modified, sha256, final_url FROM 
 // LastValidators returns the validators of the most recent fetch of url that
 // produced a body (a 200), or ok=false when there is none.
 func (db *DB) LastValidators(ctx context.Context, url string) (v Validators, ok bool, err error) {
-	err = db.queryRow(ctx, lastValidatorsQuery, url).
-		Scan(&v.ETag, &v.LastModified, &v.SHA256, &v.FinalURL)
+	err = db.readRow(ctx, func(row *sql.Row) error {
+		return row.Scan(&v.ETag, &v.LastModified, &v.SHA256, &v.FinalURL)
+	}, lastValidatorsQuery, url)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Validators{}, false, nil
 	}

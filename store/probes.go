@@ -186,8 +186,8 @@ func (db *DB) latestDecisions(ctx context.Context) (map[string]ProbeDecision, er
 // endpoint, so a remote several domains list is decided once per run.
 func (db *DB) DecidedInRun(ctx context.Context, runID int64, remoteNorm string) (bool, error) {
 	var one int
-	err := db.queryRow(ctx, `SELECT 1 FROM probe_decisions WHERE run_id = ? AND remote_norm = ? LIMIT 1`,
-		runID, remoteNorm).Scan(&one)
+	err := db.readRow(ctx, func(row *sql.Row) error { return row.Scan(&one) },
+		`SELECT 1 FROM probe_decisions WHERE run_id = ? AND remote_norm = ? LIMIT 1`, runID, remoteNorm)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
