@@ -458,14 +458,25 @@ func (c *crawler) domain(runCtx context.Context, domain string) {
 	dc := c.crawlDomain(runCtx, ctx, domain)
 	if runCtx.Err() != nil {
 		// Cancelled mid-domain: leave it pending for the next run, rather
-		// than recording a half-read domain as done.
+		// than recording a half-read domain as done; what it fetched is
+		// kept.
+		dc.flushFetches(runCtx)
 		return
+	}
+	b := c.newBudget(runCtx, ctx, domain)
+	b.batch = true
+	// With --probe never every decision is a skip that nothing saved can
+	// change: made first, they are written with the result, in its write.
+	early := c.opts.Probe.Mode == ProbeNever
+	if early {
+		b.decideAll(dc.remotes)
+		dc.result.Decisions = b.take()
 	}
 	// The domain is complete: let its one transaction finish even if
 	// Ctrl-C arrives now, so a clean stop never reads as a database
 	// failure.
-	if err := c.opts.Store.SaveDomain(context.WithoutCancel(runCtx), dc.result); err != nil {
-		c.fail(err)
+	err := c.opts.Store.SaveDomain(context.WithoutCancel(runCtx), dc.result)
+	if !b.written(dc.result.Decisions, len(dc.result.Decisions), err) {
 		return
 	}
 	c.mu.Lock()
@@ -476,12 +487,8 @@ func (c *crawler) domain(runCtx context.Context, domain string) {
 	}
 	c.mu.Unlock()
 
-	b := c.newBudget(runCtx, ctx, domain)
-	b.batch = true
-	for _, ep := range endpointsOf(dc.remotes) {
-		if !b.decide(ep) {
-			break
-		}
+	if !early {
+		b.decideAll(dc.remotes)
 	}
 	b.finish(dc.result.Capped)
 

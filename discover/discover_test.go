@@ -664,3 +664,43 @@ func TestReadDomains(t *testing.T) {
 		t.Errorf("ReadDomains (-want +got):\n%s", diff)
 	}
 }
+
+// TestSameURLTwiceInOneDomain: a domain's fetches are written with its
+// result, so a URL its catalog lists twice is revalidated against the
+// domain's own unwritten first fetch, as it was when each fetch was
+// written at once.
+func TestSameURLTwiceInOneDomain(t *testing.T) {
+	w := newWorld(t, []byte(`-- twice.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[
+ {"identifier":"one","type":"application/mcp-server-card+json","url":"/card.json"},
+ {"identifier":"two","type":"application/mcp-server-card+json","url":"/card.json"}
+]}
+-- twice.example/card.json --
+HTTP 200
+Content-Type: application/mcp-server-card+json
+ETag: "twice-v1"
+
+{"$schema":"https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json","name":"com.example/twice","version":"1.0.0","description":"listed twice","remotes":[{"type":"streamable-http","url":"https://twice.example/mcp"}]}
+`))
+	w.crawl(context.Background(), w.options(), "twice.example")
+	rows, err := w.store.SQL().Query(`SELECT url, status, not_modified FROM observations ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var u string
+		var status int
+		var nm bool
+		if err := rows.Scan(&u, &status, &nm); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s %d %v", u, status, nm))
+	}
+	want := []string{"https://twice.example/.well-known/ai-catalog.json 200 false",
+		"https://twice.example/card.json 200 false", "https://twice.example/card.json 304 true"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("observations (-want +got):\n%s", diff)
+	}
+}

@@ -76,7 +76,14 @@ type domainCrawl struct {
 	// remotes are the probe inputs, bounded by the caps on cards and
 	// remotes; they live until the domain's probes are done.
 	remotes []remoteRef
+	// pendingBytes counts the bodies in result.Fetches, written with the
+	// result unless they grow past maxPendingBytes first.
+	pendingBytes int
 }
+
+// maxPendingBytes bounds the bodies a domain's crawl holds for writing
+// with its result; past it they are written at once.
+const maxPendingBytes = 1 << 20
 
 // remoteRef is what probing needs of a remote found this run.
 type remoteRef struct {
@@ -216,9 +223,8 @@ type fetched struct {
 // get fetches a URL conditionally and classifies what came back. The
 // observation is written by record, after the caller has judged the content.
 func (d *domainCrawl) get(ctx context.Context, kind, rawURL, accept string) *fetched {
-	st := d.c.opts.Store
 	req := fetch.Request{URL: rawURL, Accept: accept}
-	v, haveV, err := st.LastValidators(ctx, rawURL)
+	v, haveV, err := d.lastValidators(ctx, rawURL)
 	if err != nil && ctx.Err() == nil {
 		d.c.opts.Logger.Warn("reading validators", "url", rawURL, "err", err)
 	}
@@ -241,7 +247,7 @@ func (d *domainCrawl) get(ctx context.Context, kind, rawURL, accept string) *fet
 	case resp.Class != "":
 		return f
 	case resp.NotModified && haveV:
-		body, err := st.Document(ctx, v.SHA256)
+		body, err := d.document(ctx, v.SHA256)
 		if err != nil {
 			f.obs.Class, f.obs.Reason = string(failure.StoredBodyMissing), "304 but the stored body is missing: "+err.Error()
 			return f
@@ -289,7 +295,9 @@ func (f *fetched) fail(class, reason string) {
 
 func (f *fetched) ok() bool { return f.obs.Class == "" && f.body != nil }
 
-// record writes the observation (and a new body) to the store.
+// record keeps the observation (and a new body) to be written with the
+// domain's result (one write instead of one per fetch), or at once when
+// the bodies held grow past maxPendingBytes.
 func (d *domainCrawl) record(ctx context.Context, f *fetched) {
 	if f.obs.Class == fetch.ClassCanceled || (f.obs.Class != "" && d.runCtx.Err() != nil) {
 		// Interrupted: the domain stays pending and is fetched again next
@@ -300,11 +308,44 @@ func (d *domainCrawl) record(ctx context.Context, f *fetched) {
 	if f.obs.SHA256 != "" && !f.obs.NotModified {
 		body = f.resp.Body
 	}
-	// A fetch that completed is history worth keeping even if Ctrl-C came
-	// a moment later.
-	if err := d.c.opts.Store.AddObservation(context.WithoutCancel(ctx), f.obs, body); err != nil {
-		d.c.opts.Logger.Error("recording observation", "url", f.obs.URL, "err", err)
+	d.result.Fetches = append(d.result.Fetches, store.Fetched{Observation: f.obs, Body: body})
+	d.pendingBytes += len(body)
+	if d.pendingBytes > maxPendingBytes {
+		d.flushFetches(ctx)
 	}
+}
+
+// flushFetches writes the fetches not written yet. A fetch that completed
+// is history worth keeping even if Ctrl-C came a moment later, so the
+// crawl also calls it for a domain it leaves unfinished.
+func (d *domainCrawl) flushFetches(ctx context.Context) {
+	fs := d.result.Fetches
+	d.result.Fetches, d.pendingBytes = nil, 0
+	if err := d.c.opts.Store.AddObservations(context.WithoutCancel(ctx), fs...); err != nil {
+		d.c.opts.Logger.Error("recording observations", "domain", d.domain, "fetches", len(fs), "err", err)
+	}
+}
+
+// lastValidators are those of the latest fetch of url that produced a
+// body, this domain's unwritten fetches first: they are the latest.
+func (d *domainCrawl) lastValidators(ctx context.Context, url string) (store.Validators, bool, error) {
+	for i := len(d.result.Fetches) - 1; i >= 0; i-- {
+		if o := &d.result.Fetches[i].Observation; o.URL == url && o.SHA256 != "" {
+			return store.Validators{ETag: o.ETag, LastModified: o.LastModified, SHA256: o.SHA256, FinalURL: o.FinalURL}, true, nil
+		}
+	}
+	return d.c.opts.Store.LastValidators(ctx, url)
+}
+
+// document is a body by its hash, from this domain's unwritten fetches or
+// the store.
+func (d *domainCrawl) document(ctx context.Context, sha string) ([]byte, error) {
+	for _, f := range d.result.Fetches {
+		if f.Body != nil && f.SHA256 == sha {
+			return f.Body, nil
+		}
+	}
+	return d.c.opts.Store.Document(ctx, sha)
 }
 
 // rootCatalog handles the domain's well-known catalog. It reports whether a

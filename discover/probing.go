@@ -200,6 +200,16 @@ func (b *budget) decide(ep *endpoint) bool {
 	return true
 }
 
+// decideAll decides the domain's endpoints in the order they were found,
+// until the run stops.
+func (b *budget) decideAll(refs []remoteRef) {
+	for _, ep := range endpointsOf(refs) {
+		if !b.decide(ep) {
+			return
+		}
+	}
+}
+
 // verdict applies the probe rule, the host check and the domain's bounds.
 func (b *budget) verdict(dbCtx context.Context, ep *endpoint) (probe.Decision, error) {
 	c := b.c
@@ -268,7 +278,22 @@ func (b *budget) write(dbCtx context.Context, more ...store.ProbeDecision) bool 
 	if len(ds) == 0 {
 		return true
 	}
-	err := c.opts.Store.AddProbeDecision(dbCtx, ds...)
+	return b.written(ds, queued, c.opts.Store.AddProbeDecision(dbCtx, ds...))
+}
+
+// take hands the queued decisions over to a write of the caller's (the
+// domain's result); written must follow it.
+func (b *budget) take() []store.ProbeDecision {
+	ds := b.queued
+	b.queued = nil
+	return ds
+}
+
+// written releases the claims of the first queued decisions of ds, now
+// written (or not: err), and counts the skips; false when the store
+// failed (the run is ending).
+func (b *budget) written(ds []store.ProbeDecision, queued int, err error) bool {
+	c := b.c
 	for _, d := range ds[:queued] {
 		c.release(d.RemoteNorm)
 	}

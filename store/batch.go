@@ -230,6 +230,31 @@ func (c *stmtCache) prepareMissing(ctx context.Context, db *sql.DB) {
 	}
 }
 
+// readRow runs a one-row query during a crawl. On SQLite the shared
+// commits hold the one connection nearly all the time, so a read outside
+// them waits for the commit under way anyway, then pays for a read
+// transaction of its own (file locks, the WAL index) for one row; it is
+// queued with the writes instead and runs in their transaction, where it
+// also sees what they wrote. scan gets sql.ErrNoRows as any Row's Scan
+// does and must only read. On PostgreSQL, whose readers do not wait for
+// the writer's connection, it runs on its own.
+func (db *DB) readRow(ctx context.Context, scan func(*sql.Row) error, query string, args ...any) error {
+	if db.dialect != sqliteDialect {
+		return scan(db.queryRow(ctx, query, args...))
+	}
+	var err error
+	if werr := db.write(func(tx *txw) error {
+		err = scan(tx.queryRow(query, args...))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // an answer, not a failed write
+		}
+		return err
+	}); werr != nil {
+		return werr
+	}
+	return err
+}
+
 // queryRow runs a one-row query outside any transaction with a prepared
 // statement.
 func (db *DB) queryRow(ctx context.Context, query string, args ...any) *sql.Row {

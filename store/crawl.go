@@ -223,20 +223,47 @@ func (db *DB) RunTotals(ctx context.Context, runID int64) (cards, remotes int, e
 	return cards, remotes, nil
 }
 
+// Fetched is one fetch attempt and the body it brought (nil when it brought
+// none to store: a failure, or a 304 confirming a stored body).
+type Fetched struct {
+	Observation
+	Body []byte
+}
+
 // AddObservation appends one fetch attempt. When body is non-nil it is stored
 // once under its hash.
 func (db *DB) AddObservation(ctx context.Context, o Observation, body []byte) error {
-	redirects, err := json.Marshal(nonNil(o.Redirects))
-	if err != nil {
-		return fmt.Errorf("encode redirects: %w", err)
+	return db.AddObservations(ctx, Fetched{Observation: o, Body: body})
+}
+
+// AddObservations appends fetch attempts in one write, each body stored
+// once under its hash. A crawl writes a domain's fetches with its result
+// (DomainResult.Fetches); this is for those that cannot wait for it.
+func (db *DB) AddObservations(ctx context.Context, fs ...Fetched) error {
+	if len(fs) == 0 {
+		return nil
 	}
-	var maxAge any
-	if o.MaxAge != nil {
-		maxAge = *o.MaxAge
-	}
-	fetchedAt := ts(o.FetchedAt)
-	return db.write(func(tx *txw) error {
-		if body != nil && o.SHA256 != "" {
+	return db.write(func(tx *txw) error { return addObservations(tx, fs) })
+}
+
+// addObservations writes fetch attempts in the caller's transaction.
+func addObservations(tx *txw, fs []Fetched) error {
+	for i := range fs {
+		o := &fs[i].Observation
+		redirects := "[]"
+		if len(o.Redirects) > 0 {
+			b, err := json.Marshal(o.Redirects)
+			if err != nil {
+				return fmt.Errorf("encode redirects: %w", err)
+			}
+			redirects = string(b)
+		}
+		var maxAge any
+		if o.MaxAge != nil {
+			maxAge = *o.MaxAge
+		}
+		fetchedAt := ts(o.FetchedAt)
+		if body := fs[i].Body; body != nil && o.SHA256 != "" {
 			if _, err := tx.exec(`INSERT INTO documents (sha256, size, content_type, body, first_seen) VALUES (?, ?, ?, ?, ?)
 			 ON CONFLICT (sha256) DO NOTHING`,
 				o.SHA256, len(body), o.ContentType, body, fetchedAt); err != nil {
@@ -249,11 +276,11 @@ func (db *DB) AddObservation(ctx context.Context, o Observation, body []byte) er
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			o.RunID, o.Domain, o.Kind, o.URL, fetchedAt, o.Status, o.Class, o.Reason, o.ContentType,
 			o.ETag, o.LastModified, maxAge, o.SHA256, o.Size, o.Duration.Milliseconds(), o.FinalURL,
-			string(redirects), o.NotModified); err != nil {
+			redirects, o.NotModified); err != nil {
 			return fmt.Errorf("add observation: %w", err)
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // Validators are what a conditional GET needs from the last good fetch of a URL.
@@ -270,8 +297,9 @@ const lastValidatorsQuery = `SELECT etag, last_modified, sha256, final_url FROM 
 // LastValidators returns the validators of the most recent fetch of url that
 // produced a body (a 200), or ok=false when there is none.
 func (db *DB) LastValidators(ctx context.Context, url string) (v Validators, ok bool, err error) {
-	err = db.queryRow(ctx, lastValidatorsQuery, url).
-		Scan(&v.ETag, &v.LastModified, &v.SHA256, &v.FinalURL)
+	err = db.readRow(ctx, func(row *sql.Row) error {
+		return row.Scan(&v.ETag, &v.LastModified, &v.SHA256, &v.FinalURL)
+	}, lastValidatorsQuery, url)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Validators{}, false, nil
 	}

@@ -36,6 +36,14 @@ type DomainResult struct {
 	KeepCatalogs []string
 	// Capped names the per-domain bounds the crawl hit (CapRemotes, …).
 	Capped []string
+	// Fetches are the domain's fetch attempts not written yet: written
+	// with the result, they cost no write of their own.
+	Fetches []Fetched
+	// Decisions are probe decisions about the domain's remotes made
+	// before its result was saved (all of them skips: with --probe never
+	// nothing saved decides them), written with it. The feed's records
+	// of the domain, all refreshed by this write, carry them.
+	Decisions []ProbeDecision
 
 	Catalogs []CatalogRecord
 	Entries  []EntryRecord
@@ -130,6 +138,9 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 // saveDomain is SaveDomain's transaction.
 func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 	now := ts(at)
+	if err := addObservations(tx, r.Fetches); err != nil {
+		return err
+	}
 	// What the domain listed before, read in this transaction: a retried
 	// write reads it again.
 	before, err := activeListings(tx, r.Domain)
@@ -268,6 +279,11 @@ func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 		StateDone, r.Outcome, r.Class, r.Reason, r.CatalogURL, cards, remotes, r.RunID, now, next, capped, attempts,
 		r.Domain); err != nil {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)
+	}
+	for _, d := range r.Decisions {
+		if err := insertDecision(tx, now, d); err != nil {
+			return err
+		}
 	}
 	return feedAfterDomain(tx, now, r, before, after)
 }

@@ -48,10 +48,8 @@ func (db *DB) AddProbeDecision(ctx context.Context, ds ...ProbeDecision) error {
 	err := db.write(func(tx *txw) error {
 		f := newFeedTx(tx, now)
 		for _, d := range ds {
-			_, err := tx.exec(`INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason, d.DeclaredBy)
-			if err != nil {
-				return fmt.Errorf("decision for %s: %w", d.URL, err)
+			if err := insertDecision(tx, now, d); err != nil {
+				return err
 			}
 			if err := feedAfterDecision(f, d); err != nil {
 				return fmt.Errorf("decision for %s: %w", d.URL, err)
@@ -61,6 +59,15 @@ func (db *DB) AddProbeDecision(ctx context.Context, ds ...ProbeDecision) error {
 	})
 	if err != nil {
 		return fmt.Errorf("add probe decisions: %w", err)
+	}
+	return nil
+}
+
+func insertDecision(tx *txw, now string, d ProbeDecision) error {
+	_, err := tx.exec(`INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason, d.DeclaredBy)
+	if err != nil {
+		return fmt.Errorf("decision for %s: %w", d.URL, err)
 	}
 	return nil
 }
@@ -179,8 +186,8 @@ func (db *DB) latestDecisions(ctx context.Context) (map[string]ProbeDecision, er
 // endpoint, so a remote several domains list is decided once per run.
 func (db *DB) DecidedInRun(ctx context.Context, runID int64, remoteNorm string) (bool, error) {
 	var one int
-	err := db.queryRow(ctx, `SELECT 1 FROM probe_decisions WHERE run_id = ? AND remote_norm = ? LIMIT 1`,
-		runID, remoteNorm).Scan(&one)
+	err := db.readRow(ctx, func(row *sql.Row) error { return row.Scan(&one) },
+		`SELECT 1 FROM probe_decisions WHERE run_id = ? AND remote_norm = ? LIMIT 1`, runID, remoteNorm)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

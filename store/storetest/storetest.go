@@ -265,6 +265,31 @@ func testObservations(t *testing.T, open Open) {
 	got, err := st.Document(ctx, "sha-1")
 	check(t, err)
 	diff(t, "stored body", body, got)
+
+	// A domain's fetches written with its result are history like any
+	// other: the latest good one gives the validators, its body is kept.
+	const card = "https://a.example/card.json"
+	cardBody := []byte(`{"name":"example/a"}`)
+	_, err = st.Enqueue(ctx, []string{"a.example"}, store.EnqueueOptions{RunID: 1})
+	check(t, err)
+	check(t, st.SaveDomain(ctx, store.DomainResult{Domain: "a.example", RunID: 1, Outcome: store.OutcomeNoCatalog,
+		Definitive: true, Fetches: []store.Fetched{
+			{Observation: store.Observation{Domain: "a.example", Kind: "catalog", URL: u, FetchedAt: c.now(),
+				Status: 304, ETag: `"v1"`, SHA256: "sha-1", Size: int64(len(body)), FinalURL: u, NotModified: true}},
+			{Observation: store.Observation{Domain: "a.example", Kind: "card", URL: card, FetchedAt: c.now(),
+				Status: 200, LastModified: "Mon, 30 Nov 2026 10:00:00 GMT", SHA256: "sha-2", Size: int64(len(cardBody)),
+				FinalURL: card + "?v=2", Redirects: []string{card}}, Body: cardBody},
+		}}))
+	v, ok, err = st.LastValidators(ctx, card)
+	check(t, err)
+	diff(t, "validators of a fetch saved with its domain",
+		store.Validators{LastModified: "Mon, 30 Nov 2026 10:00:00 GMT", SHA256: "sha-2", FinalURL: card + "?v=2"}, v)
+	if !ok {
+		t.Error("no validators after a fetch saved with its domain")
+	}
+	got, err = st.Document(ctx, "sha-2")
+	check(t, err)
+	diff(t, "body saved with its domain", cardBody, got)
 }
 
 func testRuns(t *testing.T, open Open) {
