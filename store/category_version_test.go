@@ -23,14 +23,7 @@ func testCategoryChangeMovesFeedVersion(t *testing.T, dsn string) {
 	if err := feedtest.Save(ctx, db, 1, "a.example", card); err != nil {
 		t.Fatal(err)
 	}
-	version := func() string {
-		t.Helper()
-		v, err := db.FeedVersion(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	version := func() string { return feedVersion(t, db) }
 	row := store.CategoryRow{Kind: store.KindEndpoint, Subject: "https://a.example/mcp", Category: "travel",
 		Source: "name", Reason: "name says flights", Evidence: []string{"flights"}, Inputs: "i1"}
 	moved := func(name string, r store.CategoryRow, want bool) {

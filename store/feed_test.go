@@ -176,13 +176,7 @@ func TestUpdatedAtMovesOnMeaningOnly(t *testing.T) {
 		}
 		return u, removed
 	}
-	version := func() string {
-		v, err := db.FeedVersion(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	version := func() string { return feedVersion(t, db) }
 	if err := feedtest.Save(ctx, db, 1, "a.example", card); err != nil {
 		t.Fatal(err)
 	}

@@ -77,14 +77,7 @@ func testRegistryOnlyServers(t *testing.T, dsn string) {
 		}
 		return records, describeEntries(es)
 	}
-	version := func() string {
-		t.Helper()
-		v, err := db.FeedVersion(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	version := func() string { return feedVersion(t, db) }
 	probe := func(url, outcome string) func() {
 		return func() {
 			p := store.ProbeRow{RemoteNorm: url, URL: url, ProbedAt: clock.Format(time.RFC3339Nano), Outcome: outcome}

@@ -20,6 +20,16 @@ func open(t *testing.T, path string, now func() time.Time) *store.DB {
 	return db
 }
 
+// feedVersion is the store's change counter, as serve's ETags read it.
+func feedVersion(t *testing.T, db *store.DB) string {
+	t.Helper()
+	v, err := db.FeedVersion(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 func TestOpenTwiceKeepsData(t *testing.T) { eachDialect(t, testOpenTwiceKeepsData) }
 
 func testOpenTwiceKeepsData(t *testing.T, path string) {
