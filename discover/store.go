@@ -37,7 +37,6 @@ type Frontier interface {
 
 // Documents keeps fetch history and bodies, for conditional requests.
 type Documents interface {
-	AddObservation(ctx context.Context, o store.Observation, body []byte) error
 	AddObservations(ctx context.Context, fs ...store.Fetched) error
 	LastValidators(ctx context.Context, url string) (store.Validators, bool, error)
 	Document(ctx context.Context, sha256 string) ([]byte, error)

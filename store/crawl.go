@@ -230,12 +230,6 @@ type Fetched struct {
 	Body []byte
 }
 
-// AddObservation appends one fetch attempt. When body is non-nil it is stored
-// once under its hash.
-func (db *DB) AddObservation(ctx context.Context, o Observation, body []byte) error {
-	return db.AddObservations(ctx, Fetched{Observation: o, Body: body})
-}
-
 // AddObservations appends fetch attempts in one write, each body stored
 // once under its hash. A crawl writes a domain's fetches with its result
 // (DomainResult.Fetches); this is for those that cannot wait for it.

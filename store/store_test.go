@@ -200,13 +200,13 @@ func testObservationsAndValidators(t *testing.T, dsn string) {
 		t.Fatalf("validators before any fetch: ok=%v err=%v", ok, err)
 	}
 	body := []byte(`{"specVersion":"1.0","entries":[]}`)
-	if err := db.AddObservation(ctx, store.Observation{Domain: "a.example", Kind: "catalog", URL: u, Status: 200,
-		ETag: `"v1"`, SHA256: "abc", FinalURL: u, FetchedAt: time.Now()}, body); err != nil {
+	if err := db.AddObservations(ctx, store.Fetched{Observation: store.Observation{Domain: "a.example", Kind: "catalog", URL: u, Status: 200,
+		ETag: `"v1"`, SHA256: "abc", FinalURL: u, FetchedAt: time.Now()}, Body: body}); err != nil {
 		t.Fatal(err)
 	}
 	// A 304 carries no body: the validators still come from the 200.
-	if err := db.AddObservation(ctx, store.Observation{Domain: "a.example", Kind: "catalog", URL: u, Status: 304,
-		NotModified: true, FetchedAt: time.Now()}, nil); err != nil {
+	if err := db.AddObservations(ctx, store.Fetched{Observation: store.Observation{Domain: "a.example", Kind: "catalog", URL: u, Status: 304,
+		NotModified: true, FetchedAt: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	v, ok, err := db.LastValidators(ctx, u)

@@ -265,9 +265,9 @@ func TestCopyToPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if err := src.AddObservation(ctx, store.Observation{RunID: runID, Domain: "a.example", Kind: "catalog",
+		if err := src.AddObservations(ctx, store.Fetched{Observation: store.Observation{RunID: runID, Domain: "a.example", Kind: "catalog",
 			URL: "https://a.example/.well-known/ai-catalog.json", FetchedAt: time.Now(), Status: 200,
-			SHA256: "sha" + string(rune('0'+i)), Size: 2}, []byte{0, 1, 0xff}); err != nil {
+			SHA256: "sha" + string(rune('0'+i)), Size: 2}, Body: []byte{0, 1, 0xff}}); err != nil {
 			t.Fatal(err)
 		}
 	}

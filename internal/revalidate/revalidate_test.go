@@ -44,8 +44,8 @@ func TestCrawledRejudgesFromStoredBodies(t *testing.T) {
 	body := []byte(`{"name":"com.example/x","version":"1.0.0","description":"d",` +
 		`"remotes":[{"type":"streamable-http","url":"https://mcp.example/mcp"}]}`) // no $schema
 	const key = "https://a.example/card"
-	if err := db.AddObservation(ctx, store.Observation{Domain: "a.example", Kind: "card", URL: key, FetchedAt: time.Now(),
-		Status: 200, SHA256: "sha-x"}, body); err != nil {
+	if err := db.AddObservations(ctx, store.Fetched{Observation: store.Observation{Domain: "a.example", Kind: "card", URL: key, FetchedAt: time.Now(),
+		Status: 200, SHA256: "sha-x"}, Body: body}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Enqueue(ctx, []string{"a.example"}, store.EnqueueOptions{}); err != nil {

@@ -252,10 +252,10 @@ func testObservations(t *testing.T, open Open) {
 		t.Fatalf("validators before any fetch: %v, %v", ok, err)
 	}
 	body := []byte(`{"entries":[]}`)
-	check(t, st.AddObservation(ctx, store.Observation{Domain: "a.example", Kind: "catalog", URL: u, FetchedAt: c.now(),
-		Status: 200, ETag: `"v1"`, SHA256: "sha-1", Size: int64(len(body)), FinalURL: u}, body))
-	check(t, st.AddObservation(ctx, store.Observation{Domain: "a.example", Kind: "catalog", URL: u, FetchedAt: c.now(),
-		Class: "timeout", Reason: "slow"}, nil))
+	check(t, st.AddObservations(ctx, store.Fetched{Observation: store.Observation{Domain: "a.example", Kind: "catalog", URL: u, FetchedAt: c.now(),
+		Status: 200, ETag: `"v1"`, SHA256: "sha-1", Size: int64(len(body)), FinalURL: u}, Body: body}))
+	check(t, st.AddObservations(ctx, store.Fetched{Observation: store.Observation{Domain: "a.example", Kind: "catalog", URL: u, FetchedAt: c.now(),
+		Class: "timeout", Reason: "slow"}}))
 	v, ok, err := st.LastValidators(ctx, u)
 	check(t, err)
 	diff(t, "validators of the last good fetch", store.Validators{ETag: `"v1"`, SHA256: "sha-1", FinalURL: u}, v)
@@ -494,8 +494,8 @@ func testJudgements(t *testing.T, open Open) {
 	ctx, c := context.Background(), newClock()
 	st := open(t, c.now)
 	body := []byte(`{"name":"com.example/a.example"}`)
-	check(t, st.AddObservation(ctx, store.Observation{Domain: "a.example", Kind: "card", URL: "https://a.example/card",
-		FetchedAt: c.now(), Status: 200, SHA256: "h-a.example"}, body))
+	check(t, st.AddObservations(ctx, store.Fetched{Observation: store.Observation{Domain: "a.example", Kind: "card", URL: "https://a.example/card",
+		FetchedAt: c.now(), Status: 200, SHA256: "h-a.example"}, Body: body}))
 	_, err := st.Enqueue(ctx, []string{"a.example"}, store.EnqueueOptions{})
 	check(t, err)
 	check(t, st.SaveDomain(ctx, result("a.example", 1)))
