@@ -3,9 +3,8 @@
 // returns the same bytes from memory, in this process and in a process of
 // its own (as serve is: requests then cross processes, as serve's do). It
 // prints one JSON line per measurement (target, then floors): requests,
-// errors, p50, p99 and
-// max latency in milliseconds, and, given --pid, the serving process's peak
-// RSS (VmHWM). Used for BENCHMARKS.md's "Export and serve".
+// errors, p50, p99 and max latency in milliseconds, and, given --pid, the
+// serving process's peak RSS (VmHWM). Used for BENCHMARKS.md's "Export and serve".
 //
 //	feedload --url 'http://127.0.0.1:8080/v0.1/servers?limit=100' --clients 50 --requests 2000 --pid $PID
 //
