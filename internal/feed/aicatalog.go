@@ -103,15 +103,17 @@ func (c *directoryCatalog) registryEntry(r *store.FeedEntryRegistry) map[string]
 		return nil
 	}
 	card := registryCard(r.ServerJSON)
-	id := MintIdentifier(c.o.PublisherDomain, registryServerURL(r.Source, r.Name))
-	if c.used[id+"\x00"+card.Version] {
+	server := registryServerURL(r.Source, r.Name)
+	id := MintIdentifier(c.o.PublisherDomain, server)
+	key := id + "\x00" + card.Version
+	if c.used[key] {
 		c.skipped++
 		return nil
 	}
-	c.used[id+"\x00"+card.Version] = true
+	c.used[key] = true
 	e := map[string]any{"type": "application/mcp-server-card+json", "data": card, "identifier": id,
 		"extensions": map[string]any{MetaKey: map[string]any{
-			"foundIn":  registryServerURL(r.Source, r.Name) + "/versions/" + url.PathEscape(r.Version),
+			"foundIn":  server + "/versions/" + url.PathEscape(r.Version),
 			"registry": r.Source, "sources": []string{SourceRegistry}}}}
 	if card.Version != "" {
 		e["version"] = card.Version
@@ -127,7 +129,7 @@ func (c *directoryCatalog) registryEntry(r *store.FeedEntryRegistry) map[string]
 // server.json's own _meta (the publisher's and the Registry's) is not
 // the card's, and its packages are not a card's to carry.
 func registryCard(serverJSON string) *servercard.Card {
-	card := decodeCard(serverJSON)
+	card := servercard.Republished(serverJSON)
 	card.Schema, card.Meta = servercard.SchemaURL, nil
 	return card
 }

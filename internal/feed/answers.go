@@ -92,10 +92,7 @@ func newAnswers(maxBytes int) *answers {
 // serve answers r from what is kept for (key, version), or runs h, keeps
 // what it wrote if it is a whole 200 answer, and writes it.
 func (c *answers) serve(w http.ResponseWriter, r *http.Request, key, version string, h http.HandlerFunc) {
-	c.serveKept(w, r, key, version, false, func(w http.ResponseWriter, r *http.Request) *validity {
-		h(w, r)
-		return nil
-	})
+	c.serveKept(w, r, key, version, false, unchecked(h))
 }
 
 // serveKept is serve for a handler whose answers may be checked (checked

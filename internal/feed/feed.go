@@ -134,10 +134,6 @@ func NewTombstone(s *store.FeedServer) Tombstone {
 		RemovedAt: s.RemovedAt, RemovedReason: s.RemovedReason, UpdatedAt: s.UpdatedAt}
 }
 
-// decodeCard reads a stored card as the feed always has: what decodes is
-// kept, and a card that does not decode is an empty one.
-func decodeCard(raw string) *servercard.Card { return servercard.Republished(raw) }
-
 // Domains returns the distinct listing domains of a record.
 func (r Record) Domains() []string {
 	seen := map[string]bool{}

@@ -112,7 +112,7 @@ func newRegistryEntry(e *store.FeedEntry, api bool, parts *storedParts) (entry R
 		found = append(found, FoundEndpoint{Endpoint: r.Endpoint, ListedBy: r.ListedBy, FirstSeen: r.FirstSeen,
 			LastSeen: r.LastSeen, Probe: r.Probe})
 		if parts != nil {
-			if s.Remote != "" && s.Endpoint != "" {
+			if hasCardRemote(s) {
 				parts.remotes = append(parts.remotes, s.Remote)
 			}
 		} else if rm, ok := cardRemote(s); ok {
@@ -158,11 +158,15 @@ func cardIcons(s *store.FeedServer) []servercard.Icon {
 // the entry republishes it (as the store keeps it, feedRemote); ok is
 // false when there is none.
 func cardRemote(s *store.FeedServer) (rm servercard.Remote, ok bool) {
-	if s.Remote == "" || s.Endpoint == "" {
+	if !hasCardRemote(s) {
 		return rm, false
 	}
 	return rm, json.Unmarshal([]byte(s.Remote), &rm) == nil
 }
+
+// hasCardRemote: the describing card declares a remote for the record's
+// endpoint.
+func hasCardRemote(s *store.FeedServer) bool { return s.Remote != "" && s.Endpoint != "" }
 
 // newRegistryOnlyEntry republishes the Registry's own server.json of an
 // entry whose endpoints no listed card declares, links made safe as a

@@ -33,14 +33,6 @@ func New(w io.Writer, indent string) *Array {
 // writes it, no trailing newline), laid out as Add lays out its elements:
 // for callers that encode without reflection.
 func (a *Array) AddRaw(compact []byte) error {
-	a.start()
-	a.buf.Write(indent(a.buf.AvailableBuffer(), compact, a.indent+"  "))
-	_, err := a.w.Write(a.buf.Bytes())
-	return err
-}
-
-// start writes what goes before the next element.
-func (a *Array) start() {
 	a.buf.Reset()
 	if a.n == 0 {
 		a.buf.WriteString("[\n" + a.indent + "  ")
@@ -48,19 +40,20 @@ func (a *Array) start() {
 		a.buf.WriteString(",\n" + a.indent + "  ")
 	}
 	a.n++
+	a.buf.Write(indent(a.buf.AvailableBuffer(), compact, a.indent+"  "))
+	_, err := a.w.Write(a.buf.Bytes())
+	return err
 }
 
-// Add writes one element.
+// Add writes one element: AddRaw of what the encoder writes, its newline
+// dropped. An element that does not encode is not counted.
 func (a *Array) Add(v any) error {
-	a.start()
 	a.compact.Reset()
 	if err := a.enc.Encode(v); err != nil {
 		return err
 	}
 	compact := a.compact.Bytes()
-	a.buf.Write(indent(a.buf.AvailableBuffer(), compact[:len(compact)-1], a.indent+"  ")) // the encoder's newline dropped
-	_, err := a.w.Write(a.buf.Bytes())
-	return err
+	return a.AddRaw(compact[:len(compact)-1])
 }
 
 // indent appends src, compact JSON as encoding/json writes it, laid out as
