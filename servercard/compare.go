@@ -163,10 +163,10 @@ func (d *differ) input(f string, a, b Input) {
 func (d *differ) presence(field string, inA, inB bool, a, b any) {
 	diff := Diff{Field: field}
 	if inA {
-		diff.Old = marshal(a)
+		diff.Old = CompactJSON(a)
 	}
 	if inB {
-		diff.New = marshal(b)
+		diff.New = CompactJSON(b)
 	}
 	d.out = append(d.out, diff)
 }
@@ -218,10 +218,12 @@ func jsonList(s []string) string {
 	if len(s) == 0 {
 		return ""
 	}
-	return marshal(s)
+	return CompactJSON(s)
 }
 
-func marshal(v any) string {
+// CompactJSON is v as compact JSON with HTML left unescaped, as the feed's
+// writers encode it; "" when v does not encode.
+func CompactJSON(v any) string {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -243,5 +245,5 @@ func canonicalJSON(raw json.RawMessage) string {
 	if err := dec.Decode(&v); err != nil {
 		return string(raw)
 	}
-	return marshal(v)
+	return CompactJSON(v)
 }

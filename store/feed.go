@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/cardcrawl/cardcrawl/servercard"
 )
@@ -531,7 +530,7 @@ func CardByURL(cardURL string, inline bool) bool { return cardURL != "" && !inli
 
 // catalogCardJSON is a stored card as the AI Catalog carries it inline:
 // as the feed republishes it, encoded as its writers encode JSON.
-func catalogCardJSON(card string) string { return feedJSON(servercard.Republished(card)) }
+func catalogCardJSON(card string) string { return servercard.CompactJSON(servercard.Republished(card)) }
 
 // remoteJSON is the card's first remote whose URL is endpoint, as the feed
 // republishes it (feedRemote); "" when none.
@@ -559,7 +558,7 @@ func feedIcons(icons []servercard.Icon) string {
 	if len(icons) == 0 {
 		return ""
 	}
-	return feedJSON(icons)
+	return servercard.CompactJSON(icons)
 }
 
 // feedRemote is a remote as the feed republishes it, as JSON; "" when its
@@ -568,16 +567,7 @@ func feedRemote(rm servercard.Remote) string {
 	if !servercard.IsWebRemoteURL(rm.URL) {
 		return ""
 	}
-	return feedJSON(rm)
-}
-
-// feedJSON encodes v as the feed's writers do.
-func feedJSON(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // icons and remotes as decoded always encode
-	return strings.TrimSuffix(b.String(), "\n")
+	return servercard.CompactJSON(rm)
 }
 
 func partial(result string) bool {
@@ -644,30 +634,41 @@ func buildFeed(ctx context.Context, db *DB, tx *sql.Tx, now string) error {
 	return nil
 }
 
+// eachFeedRecord walks every record of the read model in key order, a
+// page at a time, for a migration's backfill step: cols are read after
+// kind and key, into what dests gives for a row's values.
+func eachFeedRecord[T any](ctx context.Context, tx *sql.Tx, cols string, dests func(*T) []any, fn func(feedKey, T) error) error {
+	type rec struct {
+		k feedKey
+		v T
+	}
+	return eachPage(feedPage, func(after feedKey) ([]rec, error) {
+		return collect(ctx, tx, func(rows *sql.Rows) (rec, error) {
+			var r rec
+			err := rows.Scan(append([]any{&r.k.kind, &r.k.key}, dests(&r.v)...)...)
+			return r, err
+		}, `SELECT kind, key, `+cols+` FROM feed_servers WHERE (kind, key) > (?, ?) ORDER BY kind, key LIMIT ?`,
+			after.kind, after.key, feedPage)
+	}, func(r rec) feedKey { return r.k }, func(r rec) error { return fn(r.k, r.v) })
+}
+
 // fillCardParts gives every record of a database built before 0010 what
 // it takes from its describing card (remote, icons), a page at a time;
 // nothing a mirror sees changes, so neither seq nor updated_at moves.
-func fillCardParts(ctx context.Context, db *DB, tx *sql.Tx, _ string) error {
-	type rec struct {
-		kind                       int
-		key, endpoint, card, icons string
-		remote                     string
-	}
-	parts := map[string]cardParts{}
-	err := eachPage(feedPage, func(after feedKey) ([]rec, error) {
-		clear(parts)
-		return collect(ctx, tx, func(rows *sql.Rows) (rec, error) {
-			var r rec
-			err := rows.Scan(&r.kind, &r.key, &r.endpoint, &r.card, &r.remote, &r.icons)
-			return r, err
-		}, `SELECT kind, key, endpoint, card_key, remote, icons FROM feed_servers WHERE (kind, key) > (?, ?)
-			ORDER BY kind, key LIMIT ?`, after.kind, after.key, feedPage)
-	}, func(r rec) feedKey { return feedKey{r.kind, r.key} }, func(r rec) error {
+func fillCardParts(ctx context.Context, _ *DB, tx *sql.Tx, _ string) error {
+	type rec struct{ endpoint, card, remote, icons string }
+	parts := map[string]cardParts{} // a page's cards at most
+	err := eachFeedRecord(ctx, tx, "endpoint, card_key, remote, icons", func(r *rec) []any {
+		return []any{&r.endpoint, &r.card, &r.remote, &r.icons}
+	}, func(k feedKey, r rec) error {
 		p, ok := parts[r.card]
 		if !ok {
 			card, err := storedCard(ctx, tx, r.card)
 			if err != nil {
 				return err
+			}
+			if len(parts) >= feedPage {
+				clear(parts)
 			}
 			p = decodeCardParts(card, false) // 0014 fills the catalog's cards
 			parts[r.card] = p
@@ -677,7 +678,7 @@ func fillCardParts(ctx context.Context, db *DB, tx *sql.Tx, _ string) error {
 			return nil
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE feed_servers SET remote = ?, icons = ? WHERE kind = ? AND key = ?`,
-			remote, p.icons, r.kind, r.key)
+			remote, p.icons, k.kind, k.key)
 		return err
 	})
 	if err != nil {
@@ -691,18 +692,10 @@ func fillCardParts(ctx context.Context, db *DB, tx *sql.Tx, _ string) error {
 // feed republishes them, from what the record holds; nothing a mirror sees
 // changes, so neither seq nor updated_at moves.
 func safeCardParts(ctx context.Context, _ *DB, tx *sql.Tx, _ string) error {
-	type rec struct {
-		kind               int
-		key, remote, icons string
-	}
-	err := eachPage(feedPage, func(after feedKey) ([]rec, error) {
-		return collect(ctx, tx, func(rows *sql.Rows) (rec, error) {
-			var r rec
-			err := rows.Scan(&r.kind, &r.key, &r.remote, &r.icons)
-			return r, err
-		}, `SELECT kind, key, remote, icons FROM feed_servers WHERE (kind, key) > (?, ?) ORDER BY kind, key LIMIT ?`,
-			after.kind, after.key, feedPage)
-	}, func(r rec) feedKey { return feedKey{r.kind, r.key} }, func(r rec) error {
+	type rec struct{ remote, icons string }
+	err := eachFeedRecord(ctx, tx, "remote, icons", func(r *rec) []any {
+		return []any{&r.remote, &r.icons}
+	}, func(k feedKey, r rec) error {
 		remote, icons := "", ""
 		if r.remote != "" {
 			var rm servercard.Remote
@@ -719,7 +712,7 @@ func safeCardParts(ctx context.Context, _ *DB, tx *sql.Tx, _ string) error {
 			return nil
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE feed_servers SET remote = ?, icons = ? WHERE kind = ? AND key = ?`,
-			remote, icons, r.kind, r.key)
+			remote, icons, k.kind, k.key)
 		return err
 	})
 	if err != nil {
@@ -733,20 +726,13 @@ func safeCardParts(ctx context.Context, _ *DB, tx *sql.Tx, _ string) error {
 // nothing a mirror sees changes, so neither seq nor updated_at moves.
 func fillCatalogCards(ctx context.Context, _ *DB, tx *sql.Tx, _ string) error {
 	type rec struct {
-		kind                            int
-		key, card, cardURL, catalogCard string
-		inline                          bool
+		card, cardURL, catalogCard string
+		inline                     bool
 	}
-	cards := map[string]string{}
-	err := eachPage(feedPage, func(after feedKey) ([]rec, error) {
-		clear(cards)
-		return collect(ctx, tx, func(rows *sql.Rows) (rec, error) {
-			var r rec
-			err := rows.Scan(&r.kind, &r.key, &r.card, &r.cardURL, &r.inline, &r.catalogCard)
-			return r, err
-		}, `SELECT kind, key, card_key, card_url, card_inline, catalog_card FROM feed_servers WHERE (kind, key) > (?, ?)
-			ORDER BY kind, key LIMIT ?`, after.kind, after.key, feedPage)
-	}, func(r rec) feedKey { return feedKey{r.kind, r.key} }, func(r rec) error {
+	cards := map[string]string{} // a page's cards at most
+	err := eachFeedRecord(ctx, tx, "card_key, card_url, card_inline, catalog_card", func(r *rec) []any {
+		return []any{&r.card, &r.cardURL, &r.inline, &r.catalogCard}
+	}, func(k feedKey, r rec) error {
 		want := ""
 		if !CardByURL(r.cardURL, r.inline) {
 			var ok bool
@@ -754,6 +740,9 @@ func fillCatalogCards(ctx context.Context, _ *DB, tx *sql.Tx, _ string) error {
 				card, err := storedCard(ctx, tx, r.card)
 				if err != nil {
 					return err
+				}
+				if len(cards) >= feedPage {
+					clear(cards)
 				}
 				want = catalogCardJSON(card)
 				cards[r.card] = want
@@ -763,7 +752,7 @@ func fillCatalogCards(ctx context.Context, _ *DB, tx *sql.Tx, _ string) error {
 			return nil
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE feed_servers SET catalog_card = ? WHERE kind = ? AND key = ?`,
-			want, r.kind, r.key)
+			want, k.kind, k.key)
 		return err
 	})
 	if err != nil {

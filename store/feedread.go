@@ -376,11 +376,9 @@ func feedFromOf(want Facts, f FeedFilter) string {
 	return feedFrom
 }
 
-// scanFeedServer scans a row of feedColumns.
-func scanFeedServer(rows *sql.Rows) (FeedServer, error) { return feedScanner(allFacts)(rows) }
-
 // feedScanner scans rows of feedColumnsOf(want); the parts not read are
-// left empty.
+// left empty. A scanner reuses its destinations row after row: a read
+// builds one and scans all its rows with it, never concurrently.
 func feedScanner(want Facts) func(*sql.Rows) (FeedServer, error) {
 	want = wantAll(want)
 	var x feedScan
@@ -832,7 +830,7 @@ func readEntries(ctx context.Context, tx *readTx, keys []string, tombstones bool
 	}
 	list, args := inList(args)
 	where, args := filter.and(`f.card_key IN (`+list+`)`, args)
-	recs, err := collect(ctx, tx, scanFeedServer, `SELECT `+feedColumns+` FROM `+feedFrom+`
+	recs, err := collect(ctx, tx, feedScanner(allFacts), `SELECT `+feedColumns+` FROM `+feedFrom+`
 		WHERE `+where+` ORDER BY f.card_key, f.kind, f.key`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read the feed: %w", err)

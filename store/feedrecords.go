@@ -157,7 +157,7 @@ func registryOnlyPage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCu
 	rows, err := tx.QueryContext(ctx, `SELECT `+registryRecordColumns+`
 		FROM (SELECT rr.url_norm AS url_norm, MIN(rr.url) AS url, MIN(rr.type) AS type FROM registry_remotes rr
 		      WHERE rr.url_norm > ?
-		        AND NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0 AND f.key = rr.url_norm AND f.removed_at IS NULL)
+		        AND `+registryOnlyRemote+`
 		      GROUP BY rr.url_norm) x
 		JOIN registry_entries e ON (e.source, e.name, e.version) = (SELECT rr.source, rr.name, rr.version
 		      FROM registry_remotes rr WHERE rr.url_norm = x.url_norm ORDER BY rr.source, rr.name, rr.version LIMIT 1)

@@ -91,37 +91,21 @@ func registryEntriesPage(ctx context.Context, tx *sql.Tx, q registryEntryQuery, 
 	if len(entries)+len(gone) == 0 {
 		return nil, 0, last, nil
 	}
-	// The page is the first size of both, in key order.
+	// The page is the first size of both, in key order: both are cut at
+	// the read-th key of the two merged, which is the page's last.
 	read = min(len(entries)+len(gone), size)
-	var lastLive, lastGone subjectKey
-	if len(entries) > 0 {
-		lastLive = subjectKey{entries[len(entries)-1].Source, entries[len(entries)-1].Name}
-	}
-	if len(gone) > 0 {
-		lastGone = subjectKey{gone[len(gone)-1].Registry.Source, gone[len(gone)-1].Registry.Name}
-	}
-	switch {
-	case len(gone) == 0:
-		last = lastLive
-	case len(entries) == 0:
-		last = lastGone
-	case len(entries)+len(gone) <= size:
-		last = maxKey(lastLive, lastGone)
-	default:
-		// Cut both at the size-th key of the two merged.
-		i, j := 0, 0
-		for i+j < size {
-			if j == len(gone) || (i < len(entries) && lessKey(subjectKey{entries[i].Source, entries[i].Name},
-				subjectKey{gone[j].Registry.Source, gone[j].Registry.Name})) {
-				last = subjectKey{entries[i].Source, entries[i].Name}
-				i++
-			} else {
-				last = subjectKey{gone[j].Registry.Source, gone[j].Registry.Name}
-				j++
-			}
+	i, j := 0, 0
+	for i+j < read {
+		if j == len(gone) || (i < len(entries) && lessKey(subjectKey{entries[i].Source, entries[i].Name},
+			subjectKey{gone[j].Registry.Source, gone[j].Registry.Name})) {
+			last = subjectKey{entries[i].Source, entries[i].Name}
+			i++
+		} else {
+			last = subjectKey{gone[j].Registry.Source, gone[j].Registry.Name}
+			j++
 		}
-		entries, gone = entries[:i], gone[:j]
 	}
+	entries, gone = entries[:i], gone[:j]
 	live, err := registryEntryRecords(ctx, tx, q, entries)
 	if err != nil {
 		return nil, 0, last, err
@@ -132,13 +116,6 @@ func registryEntriesPage(ctx context.Context, tx *sql.Tx, q registryEntryQuery, 
 
 func lessKey(a, b subjectKey) bool {
 	return a.registry < b.registry || (a.registry == b.registry && a.subject < b.subject)
-}
-
-func maxKey(a, b subjectKey) subjectKey {
-	if lessKey(a, b) {
-		return b
-	}
-	return a
 }
 
 // mergeEntries merges two lists of Registry entries, each in key order.
