@@ -89,12 +89,6 @@ func newAnswers(maxBytes int) *answers {
 	return &answers{byKey: make(map[string]*list.Element), maxBytes: maxBytes}
 }
 
-// serve answers r from what is kept for (key, version), or runs h, keeps
-// what it wrote if it is a whole 200 answer, and writes it.
-func (c *answers) serve(w http.ResponseWriter, r *http.Request, key, version string, h http.HandlerFunc) {
-	c.serveKept(w, r, key, version, false, unchecked(h))
-}
-
 // serveKept is serve for a handler whose answers may be checked (checked
 // true): one it says how to check is served while its check vouches for
 // it, whatever the version.
