@@ -72,6 +72,9 @@ type feedTx struct {
 	// cards are the describing cards of records written in this
 	// transaction, before and after: their entries' order is redone.
 	cards map[string]bool
+	// live is how far this transaction moved the count of listed records
+	// and not yet wrote: one statement per transaction, not per record.
+	live int
 }
 
 func newFeedTx(tx *txw, now string) *feedTx {
@@ -220,6 +223,12 @@ const entryFirst = `SELECT MIN(CAST(g.kind AS TEXT) || g.key) FROM feed_servers 
 // finish redoes entry_first for the cards whose records changed: the
 // first record of each card's entry.
 func (f *feedTx) finish() error {
+	if f.live != 0 {
+		if _, err := f.tx.exec(`UPDATE feed_state SET live = live + ? WHERE id = 1`, f.live); err != nil {
+			return fmt.Errorf("feed count: %w", err)
+		}
+		f.live = 0
+	}
 	keys := make([]string, 0, len(f.cards))
 	for k := range f.cards {
 		keys = append(keys, k)
@@ -331,7 +340,8 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 			entry_first = '' WHERE kind = ? AND key = ?`, f.now, reason, f.now, seq, k.kind, k.key); err != nil {
 			return fmt.Errorf("remove feed record %s: %w", k.key, err)
 		}
-		return f.countLive(-1)
+		f.live--
+		return nil
 	case exists && oldLive && old == now && !listingChanged:
 		return nil
 	}
@@ -374,14 +384,7 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 	if exists && oldLive {
 		return nil
 	}
-	return f.countLive(1)
-}
-
-// countLive moves feed_state's count of listed records by delta.
-func (f *feedTx) countLive(delta int) error {
-	if _, err := f.tx.exec(`UPDATE feed_state SET live = live + ? WHERE id = 1`, delta); err != nil {
-		return fmt.Errorf("feed count: %w", err)
-	}
+	f.live++
 	return nil
 }
 
