@@ -88,6 +88,7 @@ const maxOpenConns = 256
 type Client struct {
 	http         *http.Client
 	dialer       *dialer
+	transport    *rotating
 	slots        *slots
 	maxBody      int64
 	maxRedirects int
@@ -147,18 +148,21 @@ func New(opts Options) (*Client, error) {
 
 	d := &dialer{connectTo: opts.ConnectTo, resolver: opts.Resolver, lookupFirst: opts.DNSServer != "",
 		timeout: opts.Timeout, logger: opts.Logger, maxOpen: maxOpenConns}
-	transport := &http.Transport{
-		Proxy:                  nil, // an environment proxy would bypass the address checks
-		DialContext:            d.DialContext,
-		TLSClientConfig:        &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12},
-		ForceAttemptHTTP2:      true,
-		TLSHandshakeTimeout:    opts.Timeout,
-		MaxIdleConns:           100,
-		MaxIdleConnsPerHost:    2,
-		IdleConnTimeout:        30 * time.Second,
-		ExpectContinueTimeout:  time.Second,
-		MaxResponseHeaderBytes: 256 << 10,
-	}
+	tlsConfig := &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
+	transport := newRotating(func() *http.Transport {
+		return &http.Transport{
+			Proxy:                  nil, // an environment proxy would bypass the address checks
+			DialContext:            d.DialContext,
+			TLSClientConfig:        tlsConfig.Clone(),
+			ForceAttemptHTTP2:      true,
+			TLSHandshakeTimeout:    opts.Timeout,
+			MaxIdleConns:           100,
+			MaxIdleConnsPerHost:    2,
+			IdleConnTimeout:        30 * time.Second,
+			ExpectContinueTimeout:  time.Second,
+			MaxResponseHeaderBytes: 256 << 10,
+		}
+	})
 	d.closeIdle = transport.CloseIdleConnections
 	wait := opts.RetryWait
 	retry := &retryablehttp.Client{
@@ -183,6 +187,7 @@ func New(opts Options) (*Client, error) {
 	}
 	c := &Client{
 		dialer:       d,
+		transport:    transport,
 		slots:        newSlots(),
 		maxBody:      opts.MaxBodyBytes,
 		maxRedirects: opts.MaxRedirects,

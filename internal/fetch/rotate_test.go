@@ -1,0 +1,67 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+)
+
+// TestTransportRetired: a transport serves a bounded number of failed
+// requests, or of requests, and is then replaced (it would otherwise keep
+// an entry for every dead host it met); the retired one closes its idle
+// connections, and a live host's connection is reused until then.
+func TestTransportRetired(t *testing.T) {
+	tests := []struct {
+		name                     string
+		maxFailures, maxRequests int
+		failing                  int // requests to names that do not resolve
+	}{
+		{name: "after failures", maxFailures: 3, maxRequests: 1000, failing: 3},
+		{name: "after requests", maxFailures: 1000, maxRequests: 5, failing: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.mux.HandleFunc("/x", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "{}") })
+			c := e.client(t, Options{})
+			r := c.transport
+			r.maxFailures, r.maxRequests = tt.maxFailures, tt.maxRequests
+			get := func(host string) *Response {
+				return c.Get(context.Background(), Request{URL: "https://" + host + "/x"})
+			}
+			for range 2 {
+				if res := get("a.example"); res.Err != nil {
+					t.Fatal(res.Err)
+				}
+			}
+			if n := e.conns.Load(); n != 1 {
+				t.Fatalf("%d connections for two requests to one host, want 1 (reused)", n)
+			}
+			for i := range tt.failing {
+				if res := get(fmt.Sprintf("nx%d.example", i)); res.Err == nil {
+					t.Fatalf("nx%d.example answered; want a failure", i)
+				}
+			}
+			if r.generation != 0 {
+				t.Fatalf("retired %d transports before the limit was passed", r.generation)
+			}
+			if n := c.dialer.open.Load(); n != 1 {
+				t.Fatalf("%d connections open before retirement, want the idle one", n)
+			}
+			if res := get("a.example"); res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			if r.generation != 1 {
+				t.Errorf("retired %d transports, want 1", r.generation)
+			}
+			if n := e.conns.Load(); n != 2 {
+				t.Errorf("%d connections, want 2: the new transport dials its own", n)
+			}
+			if n := c.dialer.open.Load(); n != 1 {
+				t.Errorf("%d connections open, want 1: the retired transport closed its idle one", n)
+			}
+		})
+	}
+}
