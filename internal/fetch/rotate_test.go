@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
+	"net"
 	"net/http"
+	"runtime"
 	"testing"
 )
 
@@ -62,6 +65,43 @@ func TestTransportRetired(t *testing.T) {
 			if n := c.dialer.open.Load(); n != 1 {
 				t.Errorf("%d connections open, want 1: the retired transport closed its idle one", n)
 			}
+		})
+	}
+}
+
+// BenchmarkDeadHosts measures the heap a client keeps per host that
+// refused its connection, with the transport retired as the client does
+// and with one transport for the whole run.
+//
+//	go test ./internal/fetch -run '^$' -bench DeadHosts -benchtime 20000x
+func BenchmarkDeadHosts(b *testing.B) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, closed, _ := net.SplitHostPort(l.Addr().String())
+	l.Close() // nothing listens there now: every dial is refused
+	for _, bb := range []struct {
+		name        string
+		maxFailures int
+	}{{"retired", maxFailuresPerTransport}, {"one transport", math.MaxInt}} {
+		b.Run(bb.name, func(b *testing.B) {
+			e := newEnv(b)
+			c := e.client(b, Options{ConnectTo: []ConnectTo{{ToHost: "127.0.0.1", ToPort: closed}}})
+			c.transport.maxFailures = bb.maxFailures
+			ctx := context.Background()
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for i := 0; b.Loop(); i++ {
+				if r := c.Get(ctx, Request{URL: fmt.Sprintf("https://dead%d.example/x", i)}); r.Err == nil {
+					b.Fatal("a refused host answered")
+				}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			runtime.KeepAlive(c) // the client in use keeps what it holds
+			b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "heap-B/dead-host")
 		})
 	}
 }
