@@ -138,6 +138,9 @@ type txw struct {
 // stmt returns query's prepared statement bound to the transaction, or nil
 // when it is not prepared yet.
 func (t *txw) stmt(query string) *sql.Stmt {
+	if t.stmts == nil {
+		return nil // a transaction whose statements vary (IN lists): run unprepared
+	}
 	if st := t.bound[query]; st != nil {
 		return st
 	}

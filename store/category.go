@@ -191,13 +191,17 @@ type CategoryRow struct {
 // that finds what was there already does not.
 func (db *DB) SaveCategories(ctx context.Context, rows []CategoryRow) error {
 	now := db.Now()
-	return db.inSQLTx(ctx, "save categories", func(tx *sql.Tx) error {
+	// Statements are prepared once, on the handle, while no transaction
+	// holds it: a recompute saves a page of rows at a time.
+	db.stmts.prepareMissing(ctx, db.sql)
+	return db.inSQLTx(ctx, "save categories", func(sqlTx *sql.Tx) error {
+		tx := &txw{ctx: ctx, tx: sqlTx, stmts: &db.stmts}
 		changed := false
 		for _, r := range rows {
 			ev, _ := json.Marshal(nonNil(r.Evidence))
 			if !changed {
 				var same bool
-				if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM server_categories
+				if err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM server_categories
 					WHERE kind = ? AND registry = ? AND subject = ? AND category = ? AND source = ? AND reason = ?
 					  AND evidence = ? AND inputs = ?)`,
 					r.Kind, r.Registry, r.Subject, r.Category, r.Source, r.Reason, string(ev), r.Inputs).Scan(&same); err != nil {
@@ -205,7 +209,7 @@ func (db *DB) SaveCategories(ctx context.Context, rows []CategoryRow) error {
 				}
 				changed = !same
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO server_categories (kind, registry, subject, category, source, reason,
+			if _, err := tx.exec(`INSERT INTO server_categories (kind, registry, subject, category, source, reason,
 				evidence, inputs, computed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (kind, registry, subject) DO UPDATE SET category = excluded.category, source = excluded.source,
 				reason = excluded.reason, evidence = excluded.evidence, inputs = excluded.inputs, computed_at = excluded.computed_at`,
@@ -215,7 +219,7 @@ func (db *DB) SaveCategories(ctx context.Context, rows []CategoryRow) error {
 		}
 		if changed {
 			var seq int64
-			return tx.QueryRowContext(ctx, bumpFeedSeq).Scan(&seq)
+			return tx.queryRow(bumpFeedSeq).Scan(&seq)
 		}
 		return nil
 	})

@@ -142,7 +142,7 @@ func (db *DB) feedAfterRegistryRemotes(ctx context.Context, tx *sql.Tx, norms []
 		for i, n := range chunk {
 			args[i] = n
 		}
-		if err := touchFeedRecords(ctx, tx, now, &seq, `kind = 0 AND key IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
+		if err := touchFeedRecords(&txw{ctx: ctx, tx: tx}, now, &seq, `kind = 0 AND key IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
 			return err
 		}
 	}

@@ -455,20 +455,20 @@ func scanEach(rows *sql.Rows, scan func() error) error {
 // what the feed says of them beyond their card changed. seq holds the
 // transaction's change number once taken (0 before), so one transaction
 // takes one.
-func touchFeedRecords(ctx context.Context, tx *sql.Tx, now string, seq *int64, where string, args ...any) error {
+func touchFeedRecords(tx *txw, now string, seq *int64, where string, args ...any) error {
 	where = `removed_at IS NULL AND ` + where
 	var found bool
-	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM feed_servers WHERE `+where+`)`, args...).Scan(&found); err != nil {
+	if err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM feed_servers WHERE `+where+`)`, args...).Scan(&found); err != nil {
 		return err
 	}
 	if !found {
 		return nil
 	}
 	if *seq == 0 {
-		if err := tx.QueryRowContext(ctx, bumpFeedSeq).Scan(seq); err != nil {
+		if err := tx.queryRow(bumpFeedSeq).Scan(seq); err != nil {
 			return fmt.Errorf("feed change counter: %w", err)
 		}
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE feed_servers SET updated_at = ?, seq = ? WHERE `+where, append([]any{now, *seq}, args...)...)
+	_, err := tx.exec(`UPDATE feed_servers SET updated_at = ?, seq = ? WHERE `+where, append([]any{now, *seq}, args...)...)
 	return err
 }

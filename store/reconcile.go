@@ -227,7 +227,7 @@ const changedPairs = `SELECT r.card_key FROM reconcile_results r WHERE r.kind = 
 // card's pairing.
 func feedAfterReconcile(ctx context.Context, tx *sql.Tx, now, token string) error {
 	var seq int64
-	return touchFeedRecords(ctx, tx, now, &seq, `card_key IN (`+changedPairs+`)`, token, token)
+	return touchFeedRecords(&txw{ctx: ctx, tx: tx}, now, &seq, `card_key IN (`+changedPairs+`)`, token, token)
 }
 
 // Abort drops what this writer staged; the stored reconciliation stays.
@@ -305,6 +305,9 @@ func (db *DB) SaveNamespaces(ctx context.Context, rows []NamespaceRow) error {
 }
 
 func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, sweep string) error {
+	// The feed's statements below are prepared once, on the handle, when
+	// no transaction holds it (a sweep saves a batch at a time).
+	db.stmts.prepareMissing(ctx, db.sql)
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("save namespaces: %w", err)
@@ -322,6 +325,7 @@ func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, sweep str
 	defer read.Close()
 	var seq int64
 	now := db.Now()
+	feed := &txw{ctx: ctx, tx: tx, stmts: &db.stmts}
 	for _, r := range rows {
 		if r.Result == "" {
 			r.Result = "{}"
@@ -342,7 +346,7 @@ func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, sweep str
 		}
 		// The records named under it carry how it was verified: the names
 		// from "ns/" up to "ns0" ('0' follows '/'), by the name index.
-		if err := touchFeedRecords(ctx, tx, now, &seq, `name >= ? AND name < ?`, r.Namespace+"/", r.Namespace+"0"); err != nil {
+		if err := touchFeedRecords(feed, now, &seq, `name >= ? AND name < ?`, r.Namespace+"/", r.Namespace+"0"); err != nil {
 			return fmt.Errorf("save namespace %s: %w", r.Namespace, err)
 		}
 	}
