@@ -194,8 +194,7 @@ func (db *DB) SaveCategories(ctx context.Context, rows []CategoryRow) error {
 	// Statements are prepared once, on the handle, while no transaction
 	// holds it: a recompute saves a page of rows at a time.
 	db.stmts.prepareMissing(ctx, db.sql)
-	return db.inSQLTx(ctx, "save categories", func(sqlTx *sql.Tx) error {
-		tx := &txw{ctx: ctx, tx: sqlTx, stmts: &db.stmts}
+	err := db.inTx(ctx, func(tx *txw) error {
 		changed := false
 		for _, r := range rows {
 			ev, _ := json.Marshal(nonNil(r.Evidence))
@@ -219,10 +218,14 @@ func (db *DB) SaveCategories(ctx context.Context, rows []CategoryRow) error {
 		}
 		if changed {
 			var seq int64
-			return tx.queryRow(bumpFeedSeq).Scan(&seq)
+			return takeFeedSeq(tx, &seq)
 		}
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("save categories: %w", err)
+	}
+	return nil
 }
 
 // PruneCategories removes the categories of servers no longer listed.

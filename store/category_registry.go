@@ -132,9 +132,12 @@ func (db *DB) afterRegistryRemotes(ctx context.Context, tx *sql.Tx, old []Declar
 // none has a card record, they are servers only the Registry declares (or
 // declared): the change counter moves for them alone.
 func (db *DB) feedAfterRegistryRemotes(ctx context.Context, tx *sql.Tx, norms []string) error {
+	if len(norms) == 0 {
+		return nil
+	}
 	var seq int64
 	now := db.Now()
-	changed := len(norms) > 0
+	t := &txw{ctx: ctx, tx: tx} // IN lists of every length: unprepared
 	for len(norms) > 0 {
 		chunk := norms[:min(len(norms), feedReadPage)]
 		norms = norms[len(chunk):]
@@ -142,16 +145,11 @@ func (db *DB) feedAfterRegistryRemotes(ctx context.Context, tx *sql.Tx, norms []
 		for i, n := range chunk {
 			args[i] = n
 		}
-		if err := touchFeedRecords(&txw{ctx: ctx, tx: tx}, now, &seq, `kind = 0 AND key IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
+		if err := touchFeedRecords(t, now, &seq, `kind = 0 AND key IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
 			return err
 		}
 	}
-	if changed && seq == 0 {
-		if err := tx.QueryRowContext(ctx, bumpFeedSeq).Scan(&seq); err != nil {
-			return fmt.Errorf("feed change counter: %w", err)
-		}
-	}
-	return nil
+	return takeFeedSeq(t, &seq)
 }
 
 // PruneRegistryRemotes removes the remotes of entries that are no longer

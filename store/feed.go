@@ -87,13 +87,20 @@ const bumpFeedSeq = `UPDATE feed_state SET seq = seq + 1 WHERE id = 1 RETURNING 
 // bump returns this transaction's change number, taking the next one from
 // feed_state the first time.
 func (f *feedTx) bump() (int64, error) {
-	if f.seq != 0 {
-		return f.seq, nil
+	err := takeFeedSeq(f.tx, &f.seq)
+	return f.seq, err
+}
+
+// takeFeedSeq sets *seq to the transaction's change number, taking the
+// next one from feed_state when it has none yet (0).
+func takeFeedSeq(tx *txw, seq *int64) error {
+	if *seq != 0 {
+		return nil
 	}
-	if err := f.tx.queryRow(bumpFeedSeq).Scan(&f.seq); err != nil {
-		return 0, fmt.Errorf("feed change counter: %w", err)
+	if err := tx.queryRow(bumpFeedSeq).Scan(seq); err != nil {
+		return fmt.Errorf("feed change counter: %w", err)
 	}
-	return f.seq, nil
+	return nil
 }
 
 // domainListings are the (kind, key) records a domain's active listings

@@ -281,9 +281,7 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, w
 	if len(page) == 0 {
 		return nil
 	}
-	if want == 0 {
-		want = allFacts
-	}
+	want = wantAll(want)
 	byNorm := map[string][]int{}
 	byCard := map[string][]int{}
 	var norms, cards []any
@@ -464,10 +462,8 @@ func touchFeedRecords(tx *txw, now string, seq *int64, where string, args ...any
 	if !found {
 		return nil
 	}
-	if *seq == 0 {
-		if err := tx.queryRow(bumpFeedSeq).Scan(seq); err != nil {
-			return fmt.Errorf("feed change counter: %w", err)
-		}
+	if err := takeFeedSeq(tx, seq); err != nil {
+		return err
 	}
 	_, err := tx.exec(`UPDATE feed_servers SET updated_at = ?, seq = ? WHERE `+where, append([]any{now, *seq}, args...)...)
 	return err

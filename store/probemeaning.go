@@ -52,10 +52,7 @@ func afterProbeMeaning(tx *txw, now string, p ProbeRow, tools sql.NullInt64) err
 	// Its probedAt is shown even when its meaning is the same: the feed's
 	// documents changed, so their ETags must.
 	var seq int64
-	if err := tx.queryRow(bumpFeedSeq).Scan(&seq); err != nil {
-		return fmt.Errorf("feed change counter: %w", err)
-	}
-	return nil
+	return takeFeedSeq(tx, &seq)
 }
 
 // fillProbeMeaning gives a database from before 0012 its probe_meaning:

@@ -27,7 +27,8 @@ func appendRegistryEntryParts(b []byte, e *RegistryEntry, parts *storedParts) []
 	o.strOmit("$schema", s.Schema)
 	o.str("description", s.Description)
 	if parts != nil && parts.icons != "" {
-		o.key("icons").b = append(o.b, parts.icons...)
+		o.key("icons")
+		o.b = append(o.b, parts.icons...)
 	} else if len(s.Icons) > 0 {
 		array(&o, "icons", s.Icons, func(b []byte, ic *servercard.Icon) []byte {
 			n := startObject(b)

@@ -161,7 +161,8 @@ func cardRemote(s *store.FeedServer) (rm servercard.Remote, ok bool) {
 	if !hasCardRemote(s) {
 		return rm, false
 	}
-	return rm, json.Unmarshal([]byte(s.Remote), &rm) == nil
+	err := json.Unmarshal([]byte(s.Remote), &rm)
+	return rm, err == nil
 }
 
 // hasCardRemote: the describing card declares a remote for the record's
