@@ -46,25 +46,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: samerows A.db B.db")
 		return 2
 	}
-	a, err := dump(ctx, args[0])
+	a, err := openDB(ctx, args[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "samerows:", err)
 		return 2
 	}
-	b, err := dump(ctx, args[1])
+	defer a.db.Close()
+	b, err := openDB(ctx, args[1])
 	if err != nil {
 		fmt.Fprintln(stderr, "samerows:", err)
 		return 2
 	}
+	defer b.db.Close()
 	same := true
-	for _, t := range union(keys(a), keys(b)) {
-		onlyA, onlyB := diff(a[t], b[t])
+	// One table of each at a time: memory is the largest table's, not the
+	// databases'.
+	for _, t := range union(a.tables, b.tables) {
+		ra, err := a.rows(ctx, t)
+		if err != nil {
+			fmt.Fprintln(stderr, "samerows:", err)
+			return 2
+		}
+		rb, err := b.rows(ctx, t)
+		if err != nil {
+			fmt.Fprintln(stderr, "samerows:", err)
+			return 2
+		}
+		onlyA, onlyB := diff(ra, rb)
 		if len(onlyA)+len(onlyB) == 0 {
-			fmt.Fprintf(stdout, "%-24s %7d rows  same\n", t, len(a[t]))
+			fmt.Fprintf(stdout, "%-24s %7d rows  same\n", t, len(ra))
 			continue
 		}
 		same = false
-		fmt.Fprintf(stdout, "%-24s %7d / %d rows  %d only in A, %d only in B\n", t, len(a[t]), len(b[t]), len(onlyA), len(onlyB))
+		fmt.Fprintf(stdout, "%-24s %7d / %d rows  %d only in A, %d only in B\n", t, len(ra), len(rb), len(onlyA), len(onlyB))
 		for _, r := range onlyA[:min(3, len(onlyA))] {
 			fmt.Fprintf(stdout, "    A: %.300s\n", r)
 		}
@@ -78,8 +92,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// dump reads every table of a database as sorted, masked rows.
-func dump(ctx context.Context, path string) (map[string][]string, error) {
+// database is one side of the comparison: its handle and its tables.
+type database struct {
+	path   string
+	db     *sql.DB
+	tables []string
+}
+
+// openDB opens a database read-only and lists its tables.
+func openDB(ctx context.Context, path string) (*database, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
@@ -87,30 +108,39 @@ func dump(ctx context.Context, path string) (map[string][]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
 	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
 	if err != nil {
+		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var tables []string
+	defer rows.Close()
+	d := &database{path: path, db: db}
 	for rows.Next() {
 		var t string
 		if err := rows.Scan(&t); err != nil {
-			rows.Close()
+			db.Close()
 			return nil, err
 		}
-		tables = append(tables, t)
+		d.tables = append(d.tables, t)
 	}
-	rows.Close()
-	out := map[string][]string{}
-	for _, t := range tables {
-		rs, err := tableRows(ctx, db, t)
-		if err != nil {
-			return nil, fmt.Errorf("%s: table %s: %w", path, t, err)
-		}
-		out[t] = rs
+	if err := rows.Err(); err != nil {
+		db.Close()
+		return nil, err
 	}
-	return out, nil
+	return d, nil
+}
+
+// rows reads a table as sorted, masked rows; none when the database has
+// no such table.
+func (d *database) rows(ctx context.Context, table string) ([]string, error) {
+	if !slices.Contains(d.tables, table) {
+		return nil, nil
+	}
+	rs, err := tableRows(ctx, d.db, table)
+	if err != nil {
+		return nil, fmt.Errorf("%s: table %s: %w", d.path, table, err)
+	}
+	return rs, nil
 }
 
 func tableRows(ctx context.Context, db *sql.DB, table string) ([]string, error) {
@@ -170,14 +200,6 @@ func diff(a, b []string) (onlyA, onlyB []string) {
 		}
 	}
 	return append(onlyA, a[i:]...), append(onlyB, b[j:]...)
-}
-
-func keys(m map[string][]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 func union(a, b []string) []string {
