@@ -133,7 +133,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	crawlGC()
+	crawlGC(nf.concurrency)
 	st, err := db.open(ctx, log)
 	if err != nil {
 		return err

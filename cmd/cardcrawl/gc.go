@@ -19,9 +19,19 @@ func streamingGC(limit int64) { tuneGC(400, limit) }
 // about 150 KB per domain (most of it in TLS handshakes) and keeps only a
 // few MB live, so at GOGC=100 the collector runs every few megabytes and
 // cost ~7 % of a crawl's CPU (BENCHMARKS.md, "Crawl"). Collecting at three
-// times the live heap halves that, for ~10 MB more peak RSS, far inside
-// the crawl's 150 MB bound, so no memory limit is set.
-func crawlGC() { tuneGC(200, 0) }
+// times the live heap halves that. What is live grows with the requests in
+// flight (~30 KB each: connection buffers and handshake state), and three
+// times that let a crawl of 1,024 hosts at once reach 200 MB of RSS; the
+// soft limit, sized for the concurrency, makes such a crawl collect
+// earlier instead of growing.
+func crawlGC(concurrency int) { tuneGC(200, crawlMemoryLimit(concurrency)) }
+
+// crawlMemoryLimit is the crawl's soft memory limit: a base for the
+// store, the domain list and the runtime, and 64 KiB for each request in
+// flight, about twice what one keeps live.
+func crawlMemoryLimit(concurrency int) int64 {
+	return 64<<20 + int64(concurrency)*64<<10
+}
 
 // tuneGC sets the collector's target and, when limit > 0, a soft memory
 // limit; GOGC and GOMEMLIMIT set in the environment win.

@@ -91,7 +91,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if _, err := nf.client(log); err != nil { // flag errors before the database is touched
 		return err
 	}
-	crawlGC()
+	crawlGC(nf.concurrency)
 	st, err := openStore(ctx, db.path, store.Options{Logger: log, MaxConns: workerConns(nf.concurrency)})
 	if err != nil {
 		return err
