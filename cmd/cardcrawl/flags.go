@@ -117,10 +117,11 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&n.dnsServer, "dns-server", "", "resolve names through this DNS server (`host:port`) only; with --connect-to, names are still looked up first, so a simulated web can say a name does not exist")
 	fs.DurationVar(&n.timeout, "timeout", 15*time.Second, "per-request timeout, body included")
 	fs.StringVar(&n.userAgent, "user-agent", userAgent(), "User-Agent sent with every request (keep a contact URL in it)")
-	// 256: on the internet's shape (round trips of ~100 ms, hosts that hang
-	// to the timeout) a crawl waits, not computes, well past 64 domains in
-	// flight; BENCHMARKS.md has the figures.
-	fs.IntVar(&n.concurrency, "concurrency", 256, "hosts in flight (requests to one host are always one at a time)")
+	// 512: on the internet's shape (round trips of ~100 ms, one host in
+	// twenty hanging to the timeout) a crawl waits, not computes, well past
+	// 256 domains in flight, and the crawl's memory limit grows with this
+	// number (crawlGC); BENCHMARKS.md has the figures.
+	fs.IntVar(&n.concurrency, "concurrency", 512, "hosts in flight (requests to one host are always one at a time)")
 }
 
 // client builds the program's one HTTP client from the flags.
