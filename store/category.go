@@ -198,12 +198,15 @@ func (db *DB) SaveCategories(ctx context.Context, rows []CategoryRow) error {
 		changed := false
 		for _, r := range rows {
 			ev, _ := json.Marshal(nonNil(r.Evidence))
+			// The change counter (the feed's ETags) moves only for what
+			// readers see: the recompute hands over every row whose inputs
+			// changed, most of them to the same verdict.
 			if !changed {
 				var same bool
 				if err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM server_categories
 					WHERE kind = ? AND registry = ? AND subject = ? AND category = ? AND source = ? AND reason = ?
-					  AND evidence = ? AND inputs = ?)`,
-					r.Kind, r.Registry, r.Subject, r.Category, r.Source, r.Reason, string(ev), r.Inputs).Scan(&same); err != nil {
+					  AND evidence = ?)`,
+					r.Kind, r.Registry, r.Subject, r.Category, r.Source, r.Reason, string(ev)).Scan(&same); err != nil {
 					return err
 				}
 				changed = !same

@@ -45,5 +45,10 @@ func testCategoryChangeMovesFeedVersion(t *testing.T, dsn string) {
 	why := other
 	why.Evidence = []string{"pay", "invoice", "refund"}
 	moved("the same category for another reason", why, true)
+	// Inputs are what the recompute compares to skip unchanged servers;
+	// no reader sees them.
+	recomputed := why
+	recomputed.Inputs = "i3"
+	moved("the same verdict from new inputs", recomputed, false)
 	moved("back to none", store.CategoryRow{Kind: store.KindEndpoint, Subject: "https://a.example/mcp", Inputs: "i2"}, true)
 }
