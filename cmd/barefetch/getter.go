@@ -32,7 +32,8 @@ func newGetter(o options) (getter, error) {
 	if o.timeout <= 0 {
 		return nil, errors.New("--timeout must be positive")
 	}
-	fo := fetch.Options{UserAgent: o.userAgent, Timeout: o.timeout, ConnectTo: o.connectTo, DNSServer: o.dnsServer}
+	fo := fetch.Options{UserAgent: o.userAgent, Timeout: o.timeout, ConnectTo: o.connectTo, DNSServer: o.dnsServer,
+		HostsInFlight: o.concurrency}
 	if len(o.caCerts) > 0 {
 		pool, err := fetch.LoadCertPool(o.caCerts...)
 		if err != nil {
@@ -132,7 +133,7 @@ func newNetGetter(fo fetch.Options) (*netGetter, error) {
 		TLSClientConfig:        &tls.Config{RootCAs: fo.RootCAs, MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    fo.Timeout,
-		MaxIdleConns:           100,
+		MaxIdleConns:           fetch.IdleConns(fo.HostsInFlight),
 		MaxIdleConnsPerHost:    2,
 		IdleConnTimeout:        30 * time.Second,
 		ExpectContinueTimeout:  time.Second,

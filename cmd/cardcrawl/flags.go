@@ -126,7 +126,8 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 
 // client builds the program's one HTTP client from the flags.
 func (n *netFlags) client(log *slog.Logger) (*fetch.Client, error) {
-	opts := fetch.Options{UserAgent: n.userAgent, Timeout: n.timeout, Logger: log, DNSServer: n.dnsServer, HostGate: n.gate}
+	opts := fetch.Options{UserAgent: n.userAgent, Timeout: n.timeout, Logger: log, DNSServer: n.dnsServer, HostGate: n.gate,
+		HostsInFlight: n.concurrency}
 	if n.timeout <= 0 {
 		return nil, usagef("--timeout must be positive")
 	}

@@ -63,6 +63,13 @@ type Options struct {
 	// then say a name does not exist (class dns) while the names that do
 	// still go where the rule says. Not with Resolver.
 	DNSServer string
+	// HostsInFlight is how many hosts the caller has requests to at once
+	// (its concurrency). Each may keep its connection idle between its
+	// requests (a catalog's cards mostly live on the catalog's host), so
+	// the client keeps that many idle connections and some to spare, and
+	// reuses rather than redials them. 0 counts none: spareIdleConns idle
+	// and spareOpenConns open connections are kept.
+	HostsInFlight int
 	// HostGate, when set, is asked for a host after this client's own
 	// per-host slot, so requests are one at a time per host across every
 	// process sharing the gate (workers on one database), not only within
@@ -79,9 +86,22 @@ type HostGate interface {
 	Acquire(ctx context.Context, host string) (release func(wait time.Duration), err error)
 }
 
-// maxOpenConns bounds the connections kept open between requests, HTTP/2
-// ones included, so memory does not grow with the number of hosts met.
-const maxOpenConns = 256
+// Connections kept between requests: spareIdleConns idle ones beyond one
+// for each host in flight, and, HTTP/2 ones included, at most
+// spareOpenConns open ones beyond one in use and one idle for each host in
+// flight (past that every idle one is closed), so memory follows the
+// hosts in flight, not the number of hosts met. When the idle pool held 100 whatever the
+// hosts in flight, a crawl at 256 in flight redialled for 44 % of its
+// card fetches and at 512 for 88 %: each found its host's connection
+// evicted and paid for a new TLS handshake.
+const (
+	spareIdleConns = 100
+	spareOpenConns = 256
+)
+
+// IdleConns is how many idle connections a client keeps with hostsInFlight
+// hosts in flight (its transport's MaxIdleConns).
+func IdleConns(hostsInFlight int) int { return max(hostsInFlight, 0) + spareIdleConns }
 
 // Client is the guarded HTTP client. It is safe for concurrent use; make one
 // per program and share it.
@@ -147,7 +167,7 @@ func New(opts Options) (*Client, error) {
 	}
 
 	d := &dialer{connectTo: opts.ConnectTo, resolver: opts.Resolver, lookupFirst: opts.DNSServer != "",
-		timeout: opts.Timeout, logger: opts.Logger, maxOpen: maxOpenConns}
+		timeout: opts.Timeout, logger: opts.Logger, maxOpen: int64(max(opts.HostsInFlight, 0) + IdleConns(opts.HostsInFlight) - spareIdleConns + spareOpenConns)}
 	tlsConfig := &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
 	transport := newRotating(func() *http.Transport {
 		return &http.Transport{
@@ -156,7 +176,7 @@ func New(opts Options) (*Client, error) {
 			TLSClientConfig:        tlsConfig.Clone(),
 			ForceAttemptHTTP2:      true,
 			TLSHandshakeTimeout:    opts.Timeout,
-			MaxIdleConns:           100,
+			MaxIdleConns:           IdleConns(opts.HostsInFlight),
 			MaxIdleConnsPerHost:    2,
 			IdleConnTimeout:        30 * time.Second,
 			ExpectContinueTimeout:  time.Second,

@@ -105,3 +105,26 @@ func BenchmarkDeadHosts(b *testing.B) {
 		})
 	}
 }
+
+// TestIdleConnectionPerHostInFlight: a crawl fetches a domain's catalog,
+// then its cards from the same host, while hundreds of other hosts do the
+// same; each host's connection must still be idle, not evicted, when its
+// next request comes.
+func TestIdleConnectionPerHostInFlight(t *testing.T) {
+	const hosts = 150 // more than the spare idle connections alone
+	e := newEnv(t)
+	e.mux.HandleFunc("/x", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "{}") })
+	c := e.client(t, Options{HostsInFlight: hosts,
+		ConnectTo: []ConnectTo{{FromPort: "443", ToHost: e.host, ToPort: e.port}}})
+	for round := range 2 {
+		for i := range hosts {
+			res := c.Get(context.Background(), Request{URL: fmt.Sprintf("https://h%d.example/x", i)})
+			if res.Err != nil {
+				t.Fatalf("round %d, host %d: %v", round, i, res.Err)
+			}
+		}
+	}
+	if n := e.conns.Load(); n != hosts {
+		t.Errorf("%d connections for two requests to each of %d hosts, want %d (each reused)", n, hosts, hosts)
+	}
+}
