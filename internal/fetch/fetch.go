@@ -86,14 +86,14 @@ type HostGate interface {
 	Acquire(ctx context.Context, host string) (release func(wait time.Duration), err error)
 }
 
-// Connections kept between requests: spareIdleConns idle ones beyond one
-// for each host in flight, and, HTTP/2 ones included, at most
-// spareOpenConns open ones beyond one in use and one idle for each host in
-// flight (past that every idle one is closed), so memory follows the
-// hosts in flight, not the number of hosts met. When the idle pool held 100 whatever the
-// hosts in flight, a crawl at 256 in flight redialled for 44 % of its
-// card fetches and at 512 for 88 %: each found its host's connection
-// evicted and paid for a new TLS handshake.
+// Connections kept between requests, so memory follows the hosts in
+// flight, not the number of hosts met: spareIdleConns idle ones beyond one
+// for each host in flight, and, HTTP/2 ones included, spareOpenConns open
+// ones beyond one in use and one idle for each (past that every idle one is
+// closed). When the idle pool held 100 whatever the hosts in flight, a
+// crawl at 256 in flight redialled for 44 % of its card fetches and at 512
+// for 88 %: each found its host's connection evicted and paid for a new TLS
+// handshake.
 const (
 	spareIdleConns = 100
 	spareOpenConns = 256
@@ -102,6 +102,10 @@ const (
 // IdleConns is how many idle connections a client keeps with hostsInFlight
 // hosts in flight (its transport's MaxIdleConns).
 func IdleConns(hostsInFlight int) int { return max(hostsInFlight, 0) + spareIdleConns }
+
+// openConns is how many connections may be open before the idle ones are
+// closed.
+func openConns(hostsInFlight int) int64 { return int64(2*max(hostsInFlight, 0) + spareOpenConns) }
 
 // Client is the guarded HTTP client. It is safe for concurrent use; make one
 // per program and share it.
@@ -167,7 +171,7 @@ func New(opts Options) (*Client, error) {
 	}
 
 	d := &dialer{connectTo: opts.ConnectTo, resolver: opts.Resolver, lookupFirst: opts.DNSServer != "",
-		timeout: opts.Timeout, logger: opts.Logger, maxOpen: int64(max(opts.HostsInFlight, 0) + IdleConns(opts.HostsInFlight) - spareIdleConns + spareOpenConns)}
+		timeout: opts.Timeout, logger: opts.Logger, maxOpen: openConns(opts.HostsInFlight)}
 	tlsConfig := &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
 	transport := newRotating(func() *http.Transport {
 		return &http.Transport{
