@@ -89,7 +89,6 @@ func (db *DB) write(fn func(tx *txw) error) error {
 // fails, each alone, so one write's error is its caller's only.
 func (db *DB) runBatch(batch []*batchReq) {
 	ctx := context.Background() // callers' writes outlive Ctrl-C: they are complete results
-	db.stmts.prepareMissing(ctx, db.sql)
 	err := db.inTx(ctx, func(tx *txw) error {
 		for _, r := range batch {
 			if err := r.fn(tx); err != nil {
@@ -109,7 +108,11 @@ func (db *DB) runBatch(batch []*batchReq) {
 	}
 }
 
+// inTx runs fn in one transaction whose statements come from the prepared
+// cache. The statements met unprepared since the last transaction are
+// prepared first, on the handle, while no transaction holds it.
 func (db *DB) inTx(ctx context.Context, fn func(tx *txw) error) error {
+	db.stmts.prepareMissing(ctx, db.sql)
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

@@ -191,9 +191,6 @@ type CategoryRow struct {
 // that finds what was there already does not.
 func (db *DB) SaveCategories(ctx context.Context, rows []CategoryRow) error {
 	now := db.Now()
-	// Statements are prepared once, on the handle, while no transaction
-	// holds it: a recompute saves a page of rows at a time.
-	db.stmts.prepareMissing(ctx, db.sql)
 	err := db.inTx(ctx, func(tx *txw) error {
 		changed := false
 		for _, r := range rows {
@@ -272,7 +269,8 @@ func scanCategory(rows *sql.Rows) (CategoryRow, error) {
 	return r, err
 }
 
-// inTx runs fn in one transaction.
+// inSQLTx runs fn in one plain transaction (no prepared cache), its errors
+// prefixed with what.
 func (db *DB) inSQLTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {

@@ -169,7 +169,6 @@ func (db *DB) enqueue(ctx context.Context, domains []string, opts EnqueueOptions
 	// taking on the same name cannot both insert it: a new name is inserted
 	// pending; a known one, unless this run already took it on, becomes
 	// pending when due (or forced) and keeps its state when fresh.
-	db.stmts.prepareMissing(ctx, db.sql)
 	err := db.inTx(ctx, func(tx *txw) error {
 		out = Enqueued{}
 		for _, d := range domains {
