@@ -96,7 +96,7 @@ func Handler(opts ServerOptions) http.Handler {
 	for _, f := range Formats {
 		mux.HandleFunc("GET "+f.Path, s.cached(unchecked(s.file(f)), readAnswers))
 	}
-	mux.HandleFunc("GET /v0.1/servers", s.cached(s.list, keepPages))
+	mux.HandleFunc("GET /v0.1/servers", s.cachedPages(s.list))
 	mux.HandleFunc("GET /v0.1/servers/{name}/versions", s.cached(unchecked(s.versions), keepAnswers))
 	mux.HandleFunc("GET /v0.1/servers/{name}/versions/{version}", s.cached(unchecked(s.version), keepAnswers))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -114,16 +114,15 @@ type server struct {
 }
 
 // How cached keeps a route's answers (answers): the API's answers are
-// small and asked for again and again, and kept for the store version; a
-// list page whose query allows it (store.EntryQuery.RangeKeepable) for as
-// long as no write reaches the span of the feed it shows. The feed files
-// stream, and the page is one person's.
+// small and asked for again and again, and kept for the store version (a
+// list page whose query allows it, store.EntryQuery.RangeKeepable, for as
+// long as no write reaches the span of the feed it shows: cachedPages).
+// The feed files stream, and the page is one person's.
 type keepRule int
 
 const (
 	readAnswers keepRule = iota
 	keepAnswers
-	keepPages
 )
 
 // unchecked is a handler whose answers hold at the version they were asked
@@ -142,28 +141,47 @@ func unchecked(h http.HandlerFunc) keptHandler {
 // keep, the answer comes from, or goes to, s.answers.
 func (s *server) cached(h keptHandler, keep keepRule) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		v, err := s.storeVersion.get(r.Context())
-		if err != nil {
-			s.fail(w, err)
+		v, ok := s.current(w, r)
+		if !ok {
 			return
 		}
-		etag := etagOf(v)
-		w.Header().Set("ETag", etag)
-		w.Header().Set("Cache-Control", "public, max-age="+strconv.Itoa(int(s.opts.MaxAge.Seconds())))
-		if matches(r.Header.Get("If-None-Match"), etag) {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		switch keep {
-		case readAnswers:
+		if keep == readAnswers {
 			h(w, r)
-		case keepPages:
-			eq, err := s.listQuery(r.URL.Query())
-			s.answers.serveKept(w, r, r.URL.RequestURI(), v, err == nil && eq.RangeKeepable(), h)
-		default:
-			s.answers.serveKept(w, r, r.URL.RequestURI(), v, false, h)
+			return
 		}
+		s.answers.serveKept(w, r, r.URL.RequestURI(), v, false, h)
 	}
+}
+
+// cachedPages is cached for the list: its query says whether the page may
+// be kept by its span, and the read uses it, so it is parsed once, here.
+func (s *server) cachedPages(h func(store.EntryQuery, error) keptHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, ok := s.current(w, r)
+		if !ok {
+			return
+		}
+		eq, err := s.listQuery(r.URL.Query())
+		s.answers.serveKept(w, r, r.URL.RequestURI(), v, err == nil && eq.RangeKeepable(), h(eq, err))
+	}
+}
+
+// current reads the store's version and sets the response's ETag and
+// Cache-Control from it; false when it has answered (a 304, or an error).
+func (s *server) current(w http.ResponseWriter, r *http.Request) (string, bool) {
+	v, err := s.storeVersion.get(r.Context())
+	if err != nil {
+		s.fail(w, err)
+		return "", false
+	}
+	etag := etagOf(v)
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Cache-Control", "public, max-age="+strconv.Itoa(int(s.opts.MaxAge.Seconds())))
+	if matches(r.Header.Get("If-None-Match"), etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return "", false
+	}
+	return v, true
 }
 
 func etagOf(version string) string { return `"` + version + "-" + shapeVersion + `"` }
@@ -236,12 +254,19 @@ const (
 // those of the Registry entries declaring servers no card declares) and category
 // (ParseFilter), which keep the entries with a record that matches, and of
 // each only those records.
-func (s *server) list(w http.ResponseWriter, r *http.Request) *validity {
-	eq, err := s.listQuery(r.URL.Query())
-	if err != nil {
-		problem(w, http.StatusBadRequest, err.Error())
+// eq and qerr are listQuery's answer for the request.
+func (s *server) list(eq store.EntryQuery, qerr error) keptHandler {
+	return func(w http.ResponseWriter, r *http.Request) *validity {
+		return s.listPage(w, r, eq, qerr)
+	}
+}
+
+func (s *server) listPage(w http.ResponseWriter, r *http.Request, eq store.EntryQuery, qerr error) *validity {
+	if qerr != nil {
+		problem(w, http.StatusBadRequest, qerr.Error())
 		return nil
 	}
+	var err error
 	var page store.EntryPage
 	if eq.RangeKeepable() {
 		page, err = s.opts.Store.FeedEntryPage(r.Context(), eq)
