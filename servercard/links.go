@@ -172,6 +172,12 @@ func DropUnsafeLinks(website *string, repo **Repository, icons *[]Icon, remotes 
 func Republished(raw string) *Card {
 	var c Card
 	_ = json.Unmarshal([]byte(raw), &c)
+	return Republish(&c)
+}
+
+// Republish is Republished for a card already decoded: it drops the links
+// in place (the icons' and remotes' arrays included) and returns c.
+func Republish(c *Card) *Card {
 	DropUnsafeLinks(&c.WebsiteURL, &c.Repository, &c.Icons, &c.Remotes)
-	return &c
+	return c
 }

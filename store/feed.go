@@ -513,20 +513,33 @@ func cardPartsKey(key, sha string, inline bool) string {
 
 // decodeCardParts decodes a card's parts into the card's own types, which
 // keeps exactly what the feed publishes; with inline, also the card as the
-// AI Catalog carries it.
+// AI Catalog carries it, from the same decode.
 func decodeCardParts(card string, inline bool) cardParts {
+	// As the feed always read cards: what decodes is kept.
+	if inline {
+		var c servercard.Card
+		_ = json.Unmarshal([]byte(card), &c)
+		// Republish drops links from the arrays in place: the parts get
+		// their own.
+		p := newCardParts(c.Repository, slices.Clone(c.Icons), slices.Clone(c.Remotes))
+		p.catalogCard = servercard.CompactJSON(servercard.Republish(&c))
+		return p
+	}
 	var c struct {
 		Repository *servercard.Repository `json:"repository"`
 		Icons      []servercard.Icon      `json:"icons"`
 		Remotes    []servercard.Remote    `json:"remotes"`
 	}
-	_ = json.Unmarshal([]byte(card), &c) // as the feed always read cards: what decodes is kept
-	p := cardParts{remotes: c.Remotes, icons: feedIcons(c.Icons)}
-	if inline {
-		p.catalogCard = catalogCardJSON(card)
-	}
-	if c.Repository != nil {
-		b, _ := json.Marshal(c.Repository)
+	_ = json.Unmarshal([]byte(card), &c)
+	return newCardParts(c.Repository, c.Icons, c.Remotes)
+}
+
+// newCardParts is a card's parts from its decoded fields; icons is
+// filtered in place.
+func newCardParts(repo *servercard.Repository, icons []servercard.Icon, remotes []servercard.Remote) cardParts {
+	p := cardParts{remotes: remotes, icons: feedIcons(icons)}
+	if repo != nil {
+		b, _ := json.Marshal(repo)
 		p.repo = string(b)
 	}
 	return p
