@@ -31,6 +31,10 @@ type dialect struct {
 	// host gates and the leader lock matter); SQLite's worker is one
 	// process.
 	shared bool
+	// analyze refreshes the planner's statistics as a crawl grows the
+	// tables (growth.go); "" where the planner keeps no plans built from
+	// them (SQLite, whose store never runs ANALYZE).
+	analyze string
 }
 
 // migrationLockKey is the advisory lock key under which PostgreSQL
@@ -52,6 +56,7 @@ var (
 		lockMigrations: fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, migrationLockKey),
 		skipLocked:     ` FOR UPDATE SKIP LOCKED`,
 		shared:         true,
+		analyze:        `ANALYZE`,
 	}
 )
 

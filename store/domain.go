@@ -132,6 +132,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 	}); err != nil {
 		return fmt.Errorf("save %s: %w", r.Domain, err)
 	}
+	db.grew(ctx)
 	return nil
 }
 

@@ -49,6 +49,7 @@ type DB struct {
 	readOnly bool
 	stmts    stmtCache // prepared statements of the hot paths (batch.go)
 	batch    batcher   // shared commits of concurrent writers (batch.go)
+	growth   growth    // statistics refreshed as a crawl grows the tables (growth.go)
 }
 
 // Options configure Open.
