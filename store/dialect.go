@@ -31,8 +31,8 @@ type dialect struct {
 	// host gates and the leader lock matter); SQLite's worker is one
 	// process.
 	shared bool
-	// analyze refreshes the planner's statistics as a crawl grows the
-	// tables (growth.go); "" where the planner keeps no plans built from
+	// analyze refreshes the planner's statistics of the tables a crawl
+	// grows (growth.go); "" where the planner keeps no plans built from
 	// them (SQLite, whose store never runs ANALYZE).
 	analyze string
 }
@@ -56,7 +56,12 @@ var (
 		lockMigrations: fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, migrationLockKey),
 		skipLocked:     ` FOR UPDATE SKIP LOCKED`,
 		shared:         true,
-		analyze:        `ANALYZE`,
+		// Named, not the whole database: it may hold other applications'
+		// tables, which are not this crawl's to sample. documents is
+		// read by its key only, and sampling it reads bodies.
+		analyze: `ANALYZE domains, observations, catalogs, domain_catalogs, entries, cards, remotes,
+		  listings, probes, probe_decisions, probe_meaning, endpoint_tools, feed_servers, server_categories,
+		  reconcile_results, namespaces`,
 	}
 )
 
