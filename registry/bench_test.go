@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/internal/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/pgtest"
 	"github.com/cardcrawl/cardcrawl/registry"
 	"github.com/cardcrawl/cardcrawl/registry/registrytest"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -77,6 +78,14 @@ func fetchClient(b testing.TB, e *env, userAgent string) *registry.Client {
 // seed entry's shape, 1.6 KB each) from the local double, through the
 // program's fetch client over TLS, into a fresh SQLite file, rate cap off.
 func BenchmarkSync20000(b *testing.B) {
+	benchSync(b, func(b testing.TB) string { return filepath.Join(b.TempDir(), "bench.db") })
+}
+
+// BenchmarkSync20000Postgres is BenchmarkSync20000 into a fresh PostgreSQL
+// database (internal/pgtest's throwaway cluster).
+func BenchmarkSync20000Postgres(b *testing.B) { benchSync(b, pgtest.NewDB) }
+
+func benchSync(b *testing.B, newDB func(testing.TB) string) {
 	const n = 20000
 	e := newEnv(b)
 	loadRealistic(b, e, n)
@@ -85,7 +94,7 @@ func BenchmarkSync20000(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		db, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), store.Options{Now: e.clock.Now})
+		db, err := store.Open(context.Background(), newDB(b), store.Options{Now: e.clock.Now})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -61,7 +61,7 @@ var (
 		// read by its key only, and sampling it reads bodies.
 		analyze: `ANALYZE domains, observations, catalogs, domain_catalogs, entries, cards, remotes,
 		  listings, probes, probe_decisions, probe_meaning, endpoint_tools, feed_servers, server_categories,
-		  reconcile_results, namespaces`,
+		  reconcile_results, namespaces, registry_entries, registry_remotes, registry_gone`,
 	}
 )
 

@@ -132,7 +132,7 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 	}); err != nil {
 		return fmt.Errorf("save %s: %w", r.Domain, err)
 	}
-	db.grew(ctx)
+	db.grew(ctx, 1)
 	return nil
 }
 

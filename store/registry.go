@@ -146,6 +146,7 @@ func (db *DB) WriteRegistry(ctx context.Context, w RegistryWrite) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("write registry entries: %w", err)
 	}
+	db.grew(ctx, len(w.Entries))
 	return nil
 }
 
