@@ -16,7 +16,7 @@ import (
 // every entry stored so far, until autovacuum's next ANALYZE (once a minute
 // at most) replaced the plans. In the worker benchmark at 10,000 domains
 // the record query averaged 0.91 ms, and in a sync of 20,000 entries the
-// look-up 11.5 ms; with statistics kept current, 0.09 ms and 0.7 ms. So a
+// look-up 11.5 ms; with statistics kept current, 0.09 ms and 0.25 ms. So a
 // store refreshes them itself each time the rows it wrote (domains saved,
 // Registry entries written) double, from firstAnalyze on: a few times per
 // run (eleven in a million domains), each a sampled ANALYZE.
