@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/bits"
 	"sync/atomic"
+	"time"
 )
 
 // PostgreSQL plans a prepared statement once for all its executions (a
@@ -25,6 +26,11 @@ import (
 // refreshed: plans made at a few hundred rows already use the indexes.
 const firstAnalyze = 256
 
+// analyzeTimeout bounds a refresh: ANALYZE waits for a table's lock behind
+// a running VACUUM (an anti-wraparound one is not cancelled for it), and
+// the writer whose row triggered it waits meanwhile.
+const analyzeTimeout = time.Minute
+
 // growth counts the rows this store wrote.
 type growth struct {
 	written atomic.Int64
@@ -45,7 +51,9 @@ func (db *DB) grew(ctx context.Context, n int) {
 	if after < firstAnalyze || bits.Len64(uint64(before)) == bits.Len64(uint64(after)) {
 		return
 	}
-	if _, err := db.sql.ExecContext(ctx, db.dialect.analyze); err != nil && ctx.Err() == nil {
+	actx, cancel := context.WithTimeout(ctx, analyzeTimeout)
+	defer cancel()
+	if _, err := db.sql.ExecContext(actx, db.dialect.analyze); err != nil && ctx.Err() == nil {
 		db.log.Warn("refreshing the planner's statistics", "written", after, "err", err)
 	}
 }
