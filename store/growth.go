@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"math/bits"
-	"sync/atomic"
 	"time"
 )
 
@@ -31,11 +30,6 @@ const firstAnalyze = 256
 // the writer whose row triggered it waits meanwhile.
 const analyzeTimeout = time.Minute
 
-// growth counts the rows this store wrote.
-type growth struct {
-	written atomic.Int64
-}
-
 // grew notes n written rows, and refreshes the statistics when the count
 // reaches firstAnalyze or a power of two past it. A refresh that fails
 // costs only the plans it would have fixed: it is logged, and the caller
@@ -44,7 +38,7 @@ func (db *DB) grew(ctx context.Context, n int) {
 	if db.dialect.analyze == "" || n <= 0 {
 		return
 	}
-	after := db.growth.written.Add(int64(n))
+	after := db.written.Add(int64(n))
 	before := after - int64(n)
 	// A power of two lies in (before, after] exactly when the two differ
 	// in length.

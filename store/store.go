@@ -31,6 +31,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -47,9 +48,9 @@ type DB struct {
 	log      *slog.Logger
 	now      func() time.Time
 	readOnly bool
-	stmts    stmtCache // prepared statements of the hot paths (batch.go)
-	batch    batcher   // shared commits of concurrent writers (batch.go)
-	growth   growth    // statistics refreshed as a crawl grows the tables (growth.go)
+	stmts    stmtCache    // prepared statements of the hot paths (batch.go)
+	batch    batcher      // shared commits of concurrent writers (batch.go)
+	written  atomic.Int64 // rows written, for refreshing statistics as they grow (growth.go)
 }
 
 // Options configure Open.

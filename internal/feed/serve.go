@@ -155,14 +155,15 @@ func (s *server) cached(h keptHandler, keep keepRule) http.HandlerFunc {
 
 // cachedPages is cached for the list: its query says whether the page may
 // be kept by its span, and the read uses it, so it is parsed once, here.
-func (s *server) cachedPages(h func(store.EntryQuery, error) keptHandler) http.HandlerFunc {
+func (s *server) cachedPages(h func(http.ResponseWriter, *http.Request, store.EntryQuery, error) *validity) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v, ok := s.current(w, r)
 		if !ok {
 			return
 		}
 		eq, err := s.listQuery(r.URL.Query())
-		s.answers.serveKept(w, r, r.URL.RequestURI(), v, err == nil && eq.RangeKeepable(), h(eq, err))
+		s.answers.serveKept(w, r, r.URL.RequestURI(), v, err == nil && eq.RangeKeepable(),
+			func(w http.ResponseWriter, r *http.Request) *validity { return h(w, r, eq, err) })
 	}
 }
 
@@ -253,15 +254,8 @@ const (
 // own grade, outcome, source (registry or all: the cards' entries, then
 // those of the Registry entries declaring servers no card declares) and category
 // (ParseFilter), which keep the entries with a record that matches, and of
-// each only those records.
-// eq and qerr are listQuery's answer for the request.
-func (s *server) list(eq store.EntryQuery, qerr error) keptHandler {
-	return func(w http.ResponseWriter, r *http.Request) *validity {
-		return s.listPage(w, r, eq, qerr)
-	}
-}
-
-func (s *server) listPage(w http.ResponseWriter, r *http.Request, eq store.EntryQuery, qerr error) *validity {
+// each only those records. eq and qerr are listQuery's answer for r.
+func (s *server) list(w http.ResponseWriter, r *http.Request, eq store.EntryQuery, qerr error) *validity {
 	if qerr != nil {
 		problem(w, http.StatusBadRequest, qerr.Error())
 		return nil
