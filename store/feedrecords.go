@@ -272,19 +272,38 @@ func queryKeys(ctx context.Context, tx rowsQuerier, query string, keys []any, sp
 	return tx.QueryContext(ctx, strings.Replace(query, " IN (%s)", " BETWEEN ? AND ?", 1), lo, hi)
 }
 
+// factScratch is what attachServerFacts keeps from one page to the next
+// of a walk: its maps, cleared, not made again for every page.
+type factScratch struct {
+	byNorm, byCard, byNS map[string][]int
+	norms, cards, spaces []any
+}
+
+// attach is attachServerFacts with the scratch's maps.
+func (f *factScratch) attach(ctx context.Context, tx rowsQuerier, page []FeedServer, want Facts, span bool) error {
+	if f.byNorm == nil {
+		f.byNorm, f.byCard, f.byNS = map[string][]int{}, map[string][]int{}, map[string][]int{}
+	}
+	clear(f.byNorm)
+	clear(f.byCard)
+	clear(f.byNS)
+	f.norms, f.cards, f.spaces = f.norms[:0], f.cards[:0], f.spaces[:0]
+	return attachServerFacts(ctx, tx, page, want, span, f)
+}
+
 // attachServerFacts reads, for a page of records, the Registry entry
 // declaring each endpoint, the reconciliation of each card, the namespace
 // check of each name and each endpoint's probe history: four queries,
 // whatever the page holds; with span, the endpoints' by their range
-// (queryKeys).
-func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, want Facts, span bool) error {
+// (queryKeys). f holds its maps, empty.
+func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, want Facts, span bool, f *factScratch) error {
 	if len(page) == 0 {
 		return nil
 	}
 	want = wantAll(want)
-	byNorm := map[string][]int{}
-	byCard := map[string][]int{}
-	var norms, cards []any
+	byNorm, byCard := f.byNorm, f.byCard
+	norms, cards := f.norms, f.cards
+	defer func() { f.norms, f.cards = norms, cards }()
 	for i := range page {
 		s := &page[i]
 		if s.EndpointNorm != "" {
@@ -394,8 +413,8 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, w
 	if want&FactNamespace == 0 {
 		return nil
 	}
-	byNS := map[string][]int{}
-	var spaces []any
+	byNS, spaces := f.byNS, f.spaces
+	defer func() { f.spaces = spaces }()
 	for i := range page {
 		name := page[i].Name
 		if name == "" && page[i].Registry != nil {
