@@ -79,6 +79,9 @@ type FeedServer struct {
 	// registrySource is the registry of the entry a Registry-only record
 	// was read for.
 	registrySource string
+	// repeats: the record starts an entry whose publisher identifier and
+	// version an earlier entry has (FactRepeats).
+	repeats bool
 }
 
 // Removed reports whether the record is a tombstone.
@@ -139,6 +142,10 @@ const (
 	// of entries (EachFeedEntry) orders and groups by, and no record
 	// prints.
 	factEntryFirst
+	// FactRepeats: in a walk of entries (EachFeedEntry), whether an
+	// earlier entry has the same publisher identifier and version
+	// (FeedEntry.Repeats); the AI Catalog's alone.
+	FactRepeats
 
 	// FactsBase asks for none of the parts above: a record's identity,
 	// card name, grade, times and listings only (zero would read all).
@@ -721,6 +728,11 @@ type FeedEntry struct {
 	// declared endpoints that left the Registry, and Records their
 	// tombstones.
 	Registry *FeedEntryRegistry
+	// Repeats, asked for with FactRepeats, is set on a card's entry whose
+	// publisher identifier (PublisherIdentifier of its first record) and
+	// version an earlier entry of the same walk has: the AI Catalog gives
+	// it an identifier of its own.
+	Repeats bool
 }
 
 // Removed reports whether every record of the entry is a tombstone.
@@ -755,6 +767,8 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 			kind  int
 			key   string
 		}
+		var last struct{ card, first string } // the record before the page
+		var starts []int
 		err := eachPage(feedReadPage, func(after key) ([]FeedServer, error) {
 			where, args := filter.and(`f.removed_at IS NULL AND (f.entry_first, f.kind, f.key) > (?, ?, ?)`,
 				[]any{after.first, after.kind, after.key})
@@ -766,7 +780,17 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 			if err := attachListings(ctx, tx, page, false); err != nil {
 				return nil, err
 			}
-			return page, nil
+			if want&FactRepeats == 0 {
+				return page, nil
+			}
+			starts = starts[:0]
+			for i := range page {
+				if page[i].CardKey != last.card || page[i].entryFirst != last.first {
+					starts = append(starts, i)
+				}
+				last.card, last.first = page[i].CardKey, page[i].entryFirst
+			}
+			return page, markRepeats(ctx, tx, page, starts, filter)
 		}, func(s FeedServer) key { return key{s.entryFirst, s.kind, s.key()} }, func(s FeedServer) error {
 			if cur != nil && cur.CardKey == s.CardKey && cur.Records[0].entryFirst == s.entryFirst {
 				cur.Records = append(cur.Records, s)
@@ -777,7 +801,7 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 					return err
 				}
 			}
-			cur = &FeedEntry{CardKey: s.CardKey, Records: []FeedServer{s}}
+			cur = &FeedEntry{CardKey: s.CardKey, Records: []FeedServer{s}, Repeats: s.repeats}
 			return nil
 		})
 		if err == nil && cur != nil {

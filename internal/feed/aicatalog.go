@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/cardcrawl/cardcrawl/internal/jsonstream"
 	"io"
@@ -28,32 +27,34 @@ type CatalogOptions struct {
 	HostName string
 }
 
-// errNoIdentifier: the publisher gave the card no identifier.
-var errNoIdentifier = errors.New("no publisher identifier")
-
 // directoryCatalog builds the AI Catalog of the discovered cards an entry
 // at a time, keeping each entry's original identifier: the publisher's,
 // from the catalog entry that listed the card (how a client recognises one
 // server across catalogs). Each entry points at the card where it was found
 // (url), or carries an inline card (data). Where the publisher gave none (a
-// card found at a legacy path, whose listing repeats the card URL) or the
-// same identifier and version would appear twice, an identifier is minted
-// under PublisherDomain; without one such entries are left out and counted
-// in skipped. The host block says who aggregated the catalog.
+// card found at a legacy path, whose listing repeats the card URL), where
+// an earlier entry has the same identifier and version (the store says so:
+// store.FeedEntry.Repeats, nothing is remembered here), or where the
+// publisher's identifier is one this catalog mints (under
+// PublisherDomain: only this catalog names things there, so two entries
+// never share one), an identifier is minted under PublisherDomain; without
+// one such entries are left out and counted in skipped. The host block says
+// who aggregated the catalog.
 type directoryCatalog struct {
 	o       CatalogOptions
-	used    map[string]bool // identifier + version: one string per entry written
 	skipped int
 }
 
 func newDirectoryCatalog(o CatalogOptions) *directoryCatalog {
-	return &directoryCatalog{o: o, used: map[string]bool{}}
+	return &directoryCatalog{o: o}
 }
 
-// entry is the catalog entry of a card, described by r (its first record)
-// and card (the card as the catalog carries it inline:
-// store.FeedServer.CatalogCard), or nil when it is left out.
-func (c *directoryCatalog) entry(r Record, card json.RawMessage) map[string]any {
+// entry is the catalog entry of a card, described by r (its first record),
+// id (its publisher's identifier: store.PublisherIdentifier, "" when none),
+// repeats (an earlier entry has id and r's version) and card (the card as
+// the catalog carries it inline: store.FeedServer.CatalogCard), or nil when
+// it is left out.
+func (c *directoryCatalog) entry(r Record, id string, repeats bool, card json.RawMessage) map[string]any {
 	e := map[string]any{"type": "application/mcp-server-card+json"}
 	switch {
 	case byURL(r):
@@ -63,15 +64,13 @@ func (c *directoryCatalog) entry(r Record, card json.RawMessage) map[string]any 
 	default:
 		return nil
 	}
-	id, err := publisherIdentifier(r)
-	if err != nil || c.used[id+"\x00"+r.Version] {
+	if id == "" || repeats || c.minted(id) {
 		if c.o.PublisherDomain == "" {
 			c.skipped++
 			return nil
 		}
 		id = MintIdentifier(c.o.PublisherDomain, r.CardKey)
 	}
-	c.used[id+"\x00"+r.Version] = true
 	e["identifier"] = id
 	if r.Version != "" {
 		e["version"] = r.Version
@@ -83,6 +82,12 @@ func (c *directoryCatalog) entry(r Record, card json.RawMessage) map[string]any 
 		e["extensions"] = map[string]any{MetaKey: map[string]any{"foundIn": r.ListedBy[0].CatalogURL, "cardKey": r.CardKey}}
 	}
 	return e
+}
+
+// minted reports whether id is in the namespace this catalog mints in
+// (MintIdentifier under PublisherDomain).
+func (c *directoryCatalog) minted(id string) bool {
+	return c.o.PublisherDomain != "" && strings.HasPrefix(id, mintPrefix(c.o.PublisherDomain))
 }
 
 // registryEntry is the catalog entry of a Registry entry of servers no
@@ -105,12 +110,6 @@ func (c *directoryCatalog) registryEntry(r *store.FeedEntryRegistry) map[string]
 	card := registryCard(r.ServerJSON)
 	server := registryServerURL(r.Source, r.Name)
 	id := MintIdentifier(c.o.PublisherDomain, server)
-	key := id + "\x00" + card.Version
-	if c.used[key] {
-		c.skipped++
-		return nil
-	}
-	c.used[key] = true
 	e := map[string]any{"type": "application/mcp-server-card+json", "data": card, "identifier": id,
 		"extensions": map[string]any{MetaKey: map[string]any{
 			"foundIn":  server + "/versions/" + url.PathEscape(r.Version),
@@ -168,19 +167,20 @@ func writeAICatalog(ctx context.Context, w io.Writer, src Source, opts WriteOpti
 	}
 	arr := jsonstream.New(w, "  ")
 	// The store keeps each inline card as the catalog carries it.
-	err := src.EachFeedEntry(ctx, opts.Filter, store.FactsBase|store.FactCatalogCard, func(e *store.FeedEntry) error {
+	err := src.EachFeedEntry(ctx, opts.Filter, store.FactsBase|store.FactCatalogCard|store.FactRepeats, func(e *store.FeedEntry) error {
 		if e.Registry != nil {
 			if entry := c.registryEntry(e.Registry); entry != nil {
 				return arr.Add(entry)
 			}
 			return nil
 		}
-		r := NewRecord(&e.Records[0])
+		first := &e.Records[0]
+		r := NewRecord(first)
 		var card json.RawMessage
 		if !byURL(r) {
-			card = json.RawMessage(e.Records[0].CatalogCard)
+			card = json.RawMessage(first.CatalogCard)
 		}
-		if entry := c.entry(r, card); entry != nil {
+		if entry := c.entry(r, store.PublisherIdentifier(first.CardKey, first.Listings), e.Repeats, card); entry != nil {
 			return arr.Add(entry)
 		}
 		return nil
@@ -206,26 +206,18 @@ func writeAICatalog(ctx context.Context, w io.Writer, src Source, opts WriteOpti
 	return nil
 }
 
-// publisherIdentifier is the identifier the publisher's catalog gave the
-// card: the first listing's (listings are in domain, catalog order). A
-// listing that only repeats the card's own URL was made up by the crawler
-// for a card found without a catalog.
-func publisherIdentifier(r Record) (string, error) {
-	for _, l := range r.ListedBy {
-		if l.Identifier != "" && l.Identifier != r.CardKey && l.CatalogURL != r.CardKey {
-			return l.Identifier, nil
-		}
-	}
-	return "", errNoIdentifier
-}
-
 // MintIdentifier is the identifier an aggregator at domain gives a card
 // whose publisher gave none: urn:air:DOMAIN:mcp-server-card: and the first 16
 // hex digits of the SHA-256 of the card key (its URL, or catalog URL and
 // JSON pointer). It is stable as long as the card stays where it is.
 func MintIdentifier(domain, cardKey string) string {
 	sum := sha256.Sum256([]byte(cardKey))
-	return "urn:air:" + strings.ToLower(domain) + ":mcp-server-card:" + hex.EncodeToString(sum[:8])
+	return mintPrefix(domain) + hex.EncodeToString(sum[:8])
+}
+
+// mintPrefix is what every identifier minted under domain starts with.
+func mintPrefix(domain string) string {
+	return "urn:air:" + strings.ToLower(domain) + ":mcp-server-card:"
 }
 
 func firstNonEmpty(s ...string) string {

@@ -1,0 +1,93 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// TestFeedEntryRepeats: a walk of entries with FactRepeats marks each
+// card's entry whose publisher identifier and version an earlier entry of
+// the same walk has, and no other: not the first, not one of another
+// version or identifier, not because a card's own other endpoint is listed
+// under its identifier, and not after an entry the filter leaves out.
+func TestFeedEntryRepeats(t *testing.T) { eachDialect(t, testFeedEntryRepeats) }
+
+func testFeedEntryRepeats(t *testing.T, dsn string) {
+	db := open(t, dsn, nil)
+	ctx := context.Background()
+	type card struct {
+		domain, id, version, grade string
+		remotes                    []string
+	}
+	cards := []card{
+		// Two endpoints, both listed under its identifier: one entry.
+		{"a.example", "urn:x:one", "1.0.0", "conformant", []string{"https://mcp.a.example/1", "https://mcp.a.example/2"}},
+		{"b.example", "urn:x:one", "1.0.0", "conformant", []string{"https://mcp.b.example/1"}},
+		{"c.example", "urn:x:one", "2.0.0", "conformant", []string{"https://mcp.c.example/1"}},
+		{"d.example", "urn:x:d", "1.0.0", "conformant", []string{"https://mcp.d.example/1"}},
+		// A card without remotes, listed by its card key.
+		{"e.example", "urn:x:one", "1.0.0", "conformant", nil},
+		// Its own key as identifier: made up by the crawler, no publisher's.
+		{"f.example", "https://f.example/card", "1.0.0", "conformant", []string{"https://mcp.f.example/1"}},
+		{"g.example", "urn:x:g", "1.0.0", "warnings", []string{"https://mcp.g.example/1"}},
+		{"h.example", "urn:x:g", "1.0.0", "conformant", []string{"https://mcp.h.example/1"}},
+	}
+	var domains []string
+	for _, c := range cards {
+		domains = append(domains, c.domain)
+	}
+	if _, err := db.Enqueue(ctx, domains, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cards {
+		r := store.DomainResult{Domain: c.domain, Outcome: store.OutcomeCatalog, Definitive: true,
+			CatalogURL: "https://" + c.domain + "/.well-known/ai-catalog.json"}
+		k := "https://" + c.domain + "/card"
+		r.Cards = []store.CardRecord{{Key: k, SHA256: "h-" + c.domain, Name: "com.example/" + c.domain, Version: c.version,
+			Grade: c.grade, JSON: []byte(`{}`)}}
+		for _, u := range c.remotes {
+			r.Remotes = append(r.Remotes, store.RemoteRecord{URLNorm: u, URL: u, Type: "streamable-http", CardKey: k, JSON: []byte(`{}`)})
+			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: r.CatalogURL, Identifier: c.id, CardKey: k, RemoteNorm: u})
+		}
+		if len(c.remotes) == 0 {
+			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: r.CatalogURL, Identifier: c.id, CardKey: k})
+		}
+		if err := db.SaveDomain(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repeats := func(filter store.FeedFilter, want store.Facts) map[string]bool {
+		t.Helper()
+		got := map[string]bool{}
+		err := db.EachFeedEntry(ctx, filter, want, func(e *store.FeedEntry) error {
+			got[e.CardKey] = e.Repeats
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	k := func(d string) string { return "https://" + d + "/card" }
+	want := map[string]bool{k("a.example"): false, k("b.example"): true, k("c.example"): false, k("d.example"): false,
+		k("e.example"): true, k("f.example"): false, k("g.example"): false, k("h.example"): true}
+	if diff := cmp.Diff(want, repeats(store.FeedFilter{}, store.FactsBase|store.FactRepeats)); diff != "" {
+		t.Errorf("repeats (-want +got):\n%s", diff)
+	}
+	// Left out by the filter, g.example's entry is not there to repeat.
+	delete(want, k("g.example"))
+	want[k("h.example")] = false
+	if diff := cmp.Diff(want, repeats(store.FeedFilter{Grade: "conformant"}, store.FactsBase|store.FactRepeats)); diff != "" {
+		t.Errorf("repeats of the conformant cards (-want +got):\n%s", diff)
+	}
+	// Not asked, not read.
+	for key, r := range repeats(store.FeedFilter{}, store.FactsBase) {
+		if r {
+			t.Errorf("%s repeats without FactRepeats", key)
+		}
+	}
+}
