@@ -1,0 +1,80 @@
+package feed_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/internal/feed"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// TestAICatalogRepeatedIdentifier: through a real store, a card whose
+// publisher identifier and version an earlier card already has gets an
+// identifier minted under the operator's domain, or is left out without
+// one; another version of the same identifier keeps it.
+func TestAICatalogRepeatedIdentifier(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "feed.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cards := []struct{ domain, version string }{{"a.example", "1.0.0"}, {"b.example", "1.0.0"}, {"c.example", "2.0.0"}}
+	var domains []string
+	for _, c := range cards {
+		domains = append(domains, c.domain)
+	}
+	if _, err := db.Enqueue(ctx, domains, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cards {
+		r := store.DomainResult{Domain: c.domain, Outcome: store.OutcomeCatalog, Definitive: true,
+			CatalogURL: "https://" + c.domain + "/.well-known/ai-catalog.json"}
+		k, u := "https://"+c.domain+"/card", "https://mcp."+c.domain+"/mcp"
+		r.Cards = []store.CardRecord{{Key: k, SourceURL: k, SHA256: "h-" + c.domain, Name: "com.example/x",
+			Version: c.version, Grade: "conformant", JSON: []byte(`{}`)}}
+		r.Remotes = []store.RemoteRecord{{URLNorm: u, URL: u, Type: "streamable-http", CardKey: k, JSON: []byte(`{}`)}}
+		r.Listings = []store.ListingRecord{{CatalogURL: r.CatalogURL, Identifier: "urn:air:pub.example:mcp:x", CardKey: k, RemoteNorm: u}}
+		if err := db.SaveDomain(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	catalog := func(domain string) ([]string, int) {
+		t.Helper()
+		var buf bytes.Buffer
+		skipped := 0
+		if err := feed.Write(ctx, &buf, "ai-catalog", db, feed.WriteOptions{
+			Catalog: feed.CatalogOptions{PublisherDomain: domain}, Skipped: &skipped}); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Entries []struct{ Identifier, Version, URL string }
+		}
+		if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range doc.Entries {
+			out = append(out, e.Identifier+" "+e.Version+" "+e.URL)
+		}
+		return out, skipped
+	}
+	want := []string{
+		"urn:air:pub.example:mcp:x 1.0.0 https://a.example/card",
+		feed.MintIdentifier("directory.example", "https://b.example/card") + " 1.0.0 https://b.example/card",
+		"urn:air:pub.example:mcp:x 2.0.0 https://c.example/card",
+	}
+	got, skipped := catalog("directory.example")
+	if diff := cmp.Diff(want, got); diff != "" || skipped != 0 {
+		t.Errorf("with a publisher domain, skipped %d, entries (-want +got):\n%s", skipped, diff)
+	}
+	got, skipped = catalog("")
+	if diff := cmp.Diff([]string{want[0], want[2]}, got); diff != "" || skipped != 1 {
+		t.Errorf("without one, skipped %d, entries (-want +got):\n%s", skipped, diff)
+	}
+}
