@@ -82,6 +82,8 @@ type FeedServer struct {
 	// repeats: the record starts an entry whose publisher identifier and
 	// version an earlier entry has (FactRepeats).
 	repeats bool
+	// paired: its card is paired with a Registry entry (FactReconcile).
+	paired bool
 }
 
 // Removed reports whether the record is a tombstone.
@@ -297,6 +299,10 @@ var feedCols = []feedCol{
 	{FactCardParts, "f.remote", func(x *feedScan) any { return &x.s.Remote }},
 	{FactCardParts, "f.icons", func(x *feedScan) any { return &x.s.Icons }},
 	{FactCatalogCard, "f.catalog_card", func(x *feedScan) any { return &x.s.CatalogCard }},
+	// Few cards pair with a Registry entry: a lookup in the row's own
+	// query tells which, and only theirs are read (attachServerFacts).
+	{FactReconcile, "EXISTS (SELECT 1 FROM reconcile_results r WHERE r.card_key = f.card_key AND r.kind = 'pair')",
+		func(x *feedScan) any { return &x.s.paired }},
 }
 
 // feedColumns are every column of a record (feedColumnsOf).

@@ -312,7 +312,7 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, w
 			}
 			byNorm[s.EndpointNorm] = append(byNorm[s.EndpointNorm], i)
 		}
-		if s.CardKey != "" {
+		if s.CardKey != "" && s.paired {
 			if byCard[s.CardKey] == nil {
 				cards = append(cards, s.CardKey)
 			}
