@@ -33,7 +33,7 @@ func PublisherIdentifier(cardKey string, ls []Listing) string {
 
 // listingsByIdentifier are the live listings under identifiers (%s: their
 // placeholders), each as the record it lists: an endpoint (remote_norm),
-// or a card without remotes (remote_norm ”, card_key). Read from
+// or a card without remotes (remote_norm empty, card_key). Read from
 // listings_identifier alone.
 const listingsByIdentifier = `SELECT identifier, remote_norm, card_key FROM listings
 	WHERE identifier IN (%s) AND active = 1`
@@ -61,9 +61,17 @@ func markRepeats(ctx context.Context, tx *readTx, page []FeedServer, starts []in
 		id string
 		at FeedCursor
 	}
+	// The records listed, where the walk has them: live, kept by the
+	// filter, with their card, version and entry. Most are on this page
+	// (an entry's own records); the others are looked up.
+	type rec struct{ card, version, first string }
+	recs := map[FeedCursor]rec{}
+	for i := range page {
+		s := &page[i]
+		recs[s.Cursor()] = rec{s.CardKey, s.Version, s.entryFirst}
+	}
 	var cands []listed
 	keys := [2][]any{}
-	seen := map[FeedCursor]bool{}
 	rows, err := queryIn(ctx, tx, listingsByIdentifier, ids)
 	if err != nil {
 		return fmt.Errorf("identifiers of the feed: %w", err)
@@ -78,20 +86,20 @@ func markRepeats(ctx context.Context, tx *readTx, page []FeedServer, starts []in
 		if norm == "" {
 			l.at = FeedCursor{kindCard, card}
 		}
-		cands = append(cands, l)
-		if !seen[l.at] {
-			seen[l.at] = true
-			keys[l.at.Kind] = append(keys[l.at.Kind], l.at.Key)
+		starts := byID[l.id]
+		if r, ok := recs[l.at]; ok && r.first >= page[starts[len(starts)-1]].entryFirst {
+			return nil // of no entry before the last here under l.id
 		}
+		if _, ok := recs[l.at]; !ok {
+			keys[l.at.Kind] = append(keys[l.at.Kind], l.at.Key)
+			recs[l.at] = rec{} // asked once; stays empty if the walk has it not
+		}
+		cands = append(cands, l)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("identifiers of the feed: %w", err)
 	}
-	// The records listed, where the walk has them: live, kept by the
-	// filter, with their card, version and entry.
-	type rec struct{ card, version, first string }
-	recs := map[FeedCursor]rec{}
 	for kind, ks := range keys {
 		if len(ks) == 0 {
 			continue
@@ -117,9 +125,9 @@ func markRepeats(ctx context.Context, tx *readTx, page []FeedServer, starts []in
 		}
 	}
 	for _, c := range cands {
-		r, ok := recs[c.at]
-		if !ok {
-			continue
+		r := recs[c.at]
+		if r.first == "" {
+			continue // not in the walk
 		}
 		for _, i := range byID[c.id] {
 			s := &page[i]

@@ -60,17 +60,26 @@ func testFeedEntryRepeats(t *testing.T, dsn string) {
 			t.Fatal(err)
 		}
 	}
+	// Every page size: an earlier entry on the same page, or on one before.
 	repeats := func(filter store.FeedFilter, want store.Facts) map[string]bool {
 		t.Helper()
-		got := map[string]bool{}
-		err := db.EachFeedEntry(ctx, filter, want, func(e *store.FeedEntry) error {
-			got[e.CardKey] = e.Repeats
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
+		var first map[string]bool
+		for _, size := range []int{500, 1, 2, 3} {
+			got := map[string]bool{}
+			err := db.EachFeedEntryPaged(ctx, filter, want, size, func(e *store.FeedEntry) error {
+				got[e.CardKey] = e.Repeats
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = got
+			} else if diff := cmp.Diff(first, got); diff != "" {
+				t.Errorf("pages of %d (-pages of 500 +got):\n%s", size, diff)
+			}
 		}
-		return got
+		return first
 	}
 	k := func(d string) string { return "https://" + d + "/card" }
 	want := map[string]bool{k("a.example"): false, k("b.example"): true, k("c.example"): false, k("d.example"): false,

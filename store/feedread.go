@@ -763,6 +763,11 @@ func (e *FeedEntry) Removed() bool {
 // want selects the parts each record carries (FeedQuery.Facts), of the
 // columns only: facts beyond the card are not read here.
 func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, fn func(*FeedEntry) error) error {
+	return db.eachFeedEntry(ctx, filter, want, feedReadPage, fn)
+}
+
+// eachFeedEntry is EachFeedEntry reading pages of size records.
+func (db *DB) eachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, size int, fn func(*FeedEntry) error) error {
 	want = wantAll(want) | factEntryFirst
 	cols, from, scan := feedColumnsOf(want), feedFromOf(want, filter), feedScanner(want)
 	return db.readFeed(ctx, func(sqlTx *sql.Tx) error {
@@ -775,11 +780,11 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 		}
 		var last struct{ card, first string } // the record before the page
 		var starts []int
-		err := eachPage(feedReadPage, func(after key) ([]FeedServer, error) {
+		err := eachPage(size, func(after key) ([]FeedServer, error) {
 			where, args := filter.and(`f.removed_at IS NULL AND (f.entry_first, f.kind, f.key) > (?, ?, ?)`,
 				[]any{after.first, after.kind, after.key})
 			page, err := appendRows(ctx, tx, nil, scan, `SELECT `+cols+` FROM `+from+`
-				WHERE `+where+` ORDER BY f.entry_first, f.kind, f.key LIMIT ?`, append(args, feedReadPage)...)
+				WHERE `+where+` ORDER BY f.entry_first, f.kind, f.key LIMIT ?`, append(args, size)...)
 			if err != nil {
 				return nil, fmt.Errorf("read the feed: %w", err)
 			}
