@@ -1,6 +1,9 @@
 package feed
 
 import (
+	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -31,11 +34,62 @@ func directoryCatalogOf(recs []Record, o CatalogOptions) (map[string]any, int) {
 		if id != "" {
 			before[[2]string{id, r.Version}] = true
 		}
-		if e := c.entry(r, id, repeats, nil); e != nil {
-			entries = append(entries, e)
+		if e, ok := c.entry(&r, id, repeats, nil); ok {
+			entries = append(entries, entryMap(&e))
 		}
 	}
 	return map[string]any{"specVersion": "1.0", "host": c.host(), "entries": entries}, c.skipped
+}
+
+// entryMap is a catalog entry as the map encoding/json wrote before
+// appendCatalogEntry.
+func entryMap(e *catalogEntry) map[string]any {
+	m := map[string]any{"type": "application/mcp-server-card+json", "identifier": e.Identifier}
+	if e.Data != nil {
+		m["data"] = e.Data
+	} else {
+		m["url"] = e.URL
+	}
+	if e.Version != "" {
+		m["version"] = e.Version
+	}
+	if e.DisplayName != "" {
+		m["displayName"] = e.DisplayName
+	}
+	if e.Listed {
+		m["extensions"] = map[string]any{MetaKey: map[string]any{"foundIn": e.FoundIn, "cardKey": e.CardKey}}
+	}
+	return m
+}
+
+// TestCatalogEntryMatchesEncodingJSON: appendCatalogEntry writes what
+// encoding/json writes of the entry's map, HTML not escaped.
+func TestCatalogEntryMatchesEncodingJSON(t *testing.T) {
+	for _, e := range []catalogEntry{
+		{URL: "https://cards.example/one?a=1&b=<2>", Identifier: "urn:air:a.example:mcp:one", Version: "1.0.0",
+			DisplayName: "One \"quoted\" \u2028 \x01 é", Listed: true, FoundIn: "https://a.example/.well-known/ai-catalog.json",
+			CardKey: "https://cards.example/one"},
+		{Data: json.RawMessage(`{"name":"x","remotes":[{"type":"sse","url":"https://x.example/sse"}]}`), Identifier: "urn:x"},
+		{Data: json.RawMessage(`{ "name" : "spaced",
+			"n": [1, 2] }`), Identifier: "urn:y", DisplayName: "Y"},
+	} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(entryMap(&e)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendCatalogEntry(nil, &e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(strings.TrimSuffix(want.String(), "\n"), string(got)); diff != "" {
+			t.Errorf("(-encoding/json +appendCatalogEntry):\n%s", diff)
+		}
+	}
+	if _, err := appendCatalogEntry(nil, &catalogEntry{Data: json.RawMessage{}}); err == nil {
+		t.Error("an inline card without its copy: no error")
+	}
 }
 
 func TestDirectoryCatalog(t *testing.T) {
