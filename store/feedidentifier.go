@@ -42,18 +42,14 @@ const listingsByIdentifier = `SELECT identifier, remote_norm, card_key FROM list
 // an entry (starts) whose publisher identifier and version an earlier
 // entry of the same walk (filter) has.
 func markRepeats(ctx context.Context, tx *readTx, page []FeedServer, starts []int, filter FeedFilter) error {
-	byID := map[string][]int{}
-	var ids []any
+	var index keyIndex
+	index.reset()
 	for _, i := range starts {
-		id := PublisherIdentifier(page[i].CardKey, page[i].Listings)
-		if id == "" {
-			continue
+		if id := PublisherIdentifier(page[i].CardKey, page[i].Listings); id != "" {
+			index.add(id, i)
 		}
-		if byID[id] == nil {
-			ids = append(ids, id)
-		}
-		byID[id] = append(byID[id], i)
 	}
+	byID, ids := index.at, index.keys
 	if len(ids) == 0 {
 		return nil
 	}

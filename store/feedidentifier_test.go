@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cardcrawl/cardcrawl/internal/feed/feedtest"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -19,44 +20,24 @@ func TestFeedEntryRepeats(t *testing.T) { eachDialect(t, testFeedEntryRepeats) }
 func testFeedEntryRepeats(t *testing.T, dsn string) {
 	db := open(t, dsn, nil)
 	ctx := context.Background()
-	type card struct {
+	for _, c := range []struct {
 		domain, id, version, grade string
 		remotes                    []string
-	}
-	cards := []card{
+	}{
 		// Two endpoints, both listed under its identifier: one entry.
-		{"a.example", "urn:x:one", "1.0.0", "conformant", []string{"https://mcp.a.example/1", "https://mcp.a.example/2"}},
-		{"b.example", "urn:x:one", "1.0.0", "conformant", []string{"https://mcp.b.example/1"}},
-		{"c.example", "urn:x:one", "2.0.0", "conformant", []string{"https://mcp.c.example/1"}},
-		{"d.example", "urn:x:d", "1.0.0", "conformant", []string{"https://mcp.d.example/1"}},
+		{"a.example", "urn:x:one", "1.0.0", "", []string{"https://mcp.a.example/1", "https://mcp.a.example/2"}},
+		{"b.example", "urn:x:one", "1.0.0", "", []string{"https://mcp.b.example/1"}},
+		{"c.example", "urn:x:one", "2.0.0", "", []string{"https://mcp.c.example/1"}},
+		{"d.example", "urn:x:d", "1.0.0", "", []string{"https://mcp.d.example/1"}},
 		// A card without remotes, listed by its card key.
-		{"e.example", "urn:x:one", "1.0.0", "conformant", nil},
+		{"e.example", "urn:x:one", "1.0.0", "", nil},
 		// Its own key as identifier: made up by the crawler, no publisher's.
-		{"f.example", "https://f.example/card", "1.0.0", "conformant", []string{"https://mcp.f.example/1"}},
+		{"f.example", "https://f.example/card", "1.0.0", "", []string{"https://mcp.f.example/1"}},
 		{"g.example", "urn:x:g", "1.0.0", "warnings", []string{"https://mcp.g.example/1"}},
-		{"h.example", "urn:x:g", "1.0.0", "conformant", []string{"https://mcp.h.example/1"}},
-	}
-	var domains []string
-	for _, c := range cards {
-		domains = append(domains, c.domain)
-	}
-	if _, err := db.Enqueue(ctx, domains, store.EnqueueOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cards {
-		r := store.DomainResult{Domain: c.domain, Outcome: store.OutcomeCatalog, Definitive: true,
-			CatalogURL: "https://" + c.domain + "/.well-known/ai-catalog.json"}
-		k := "https://" + c.domain + "/card"
-		r.Cards = []store.CardRecord{{Key: k, SHA256: "h-" + c.domain, Name: "com.example/" + c.domain, Version: c.version,
-			Grade: c.grade, JSON: []byte(`{}`)}}
-		for _, u := range c.remotes {
-			r.Remotes = append(r.Remotes, store.RemoteRecord{URLNorm: u, URL: u, Type: "streamable-http", CardKey: k, JSON: []byte(`{}`)})
-			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: r.CatalogURL, Identifier: c.id, CardKey: k, RemoteNorm: u})
-		}
-		if len(c.remotes) == 0 {
-			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: r.CatalogURL, Identifier: c.id, CardKey: k})
-		}
-		if err := db.SaveDomain(ctx, r); err != nil {
+		{"h.example", "urn:x:g", "1.0.0", "", []string{"https://mcp.h.example/1"}},
+	} {
+		if err := feedtest.Save(ctx, db, 1, c.domain, feedtest.Card{Key: "https://" + c.domain + "/card",
+			Name: "com.example/" + c.domain, Version: c.version, Grade: c.grade, Identifier: c.id, Remotes: c.remotes}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -594,7 +594,7 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 			if err := attachListings(ctx, rtx, page, q.whole()); err != nil {
 				return err
 			}
-			if err := facts.attach(ctx, rtx, page, q.Facts, q.whole()); err != nil {
+			if err := facts.attachServerFacts(ctx, rtx, page, q.Facts, q.whole()); err != nil {
 				return err
 			}
 			for i := range page {
@@ -761,7 +761,9 @@ func (e *FeedEntry) Removed() bool {
 // card none of whose records match is no entry.
 //
 // want selects the parts each record carries (FeedQuery.Facts), of the
-// columns only: facts beyond the card are not read here.
+// columns only: facts beyond the card are not read here. With
+// FactRepeats, each card's entry says whether an earlier one has its
+// publisher identifier and version (FeedEntry.Repeats).
 func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, fn func(*FeedEntry) error) error {
 	return db.eachFeedEntry(ctx, filter, want, feedReadPage, fn)
 }

@@ -272,53 +272,58 @@ func queryKeys(ctx context.Context, tx rowsQuerier, query string, keys []any, sp
 	return tx.QueryContext(ctx, strings.Replace(query, " IN (%s)", " BETWEEN ? AND ?", 1), lo, hi)
 }
 
-// factScratch is what attachServerFacts keeps from one page to the next
-// of a walk: its maps, cleared, not made again for every page.
-type factScratch struct {
-	byNorm, byCard, byNS map[string][]int
-	norms, cards, spaces []any
+// keyIndex groups a page's records by a key: the keys in the order first
+// met (a query's IN list) and where each one's records are. A walk keeps
+// one from page to page (reset), its map cleared rather than made again.
+type keyIndex struct {
+	at   map[string][]int
+	keys []any
 }
 
-// attach is attachServerFacts with the scratch's maps.
-func (f *factScratch) attach(ctx context.Context, tx rowsQuerier, page []FeedServer, want Facts, span bool) error {
-	if f.byNorm == nil {
-		f.byNorm, f.byCard, f.byNS = map[string][]int{}, map[string][]int{}, map[string][]int{}
+func (x *keyIndex) reset() {
+	if x.at == nil {
+		x.at = map[string][]int{}
 	}
-	clear(f.byNorm)
-	clear(f.byCard)
-	clear(f.byNS)
-	f.norms, f.cards, f.spaces = f.norms[:0], f.cards[:0], f.spaces[:0]
-	return attachServerFacts(ctx, tx, page, want, span, f)
+	clear(x.at)
+	x.keys = x.keys[:0]
 }
+
+func (x *keyIndex) add(key string, i int) {
+	if x.at[key] == nil {
+		x.keys = append(x.keys, key)
+	}
+	x.at[key] = append(x.at[key], i)
+}
+
+// factScratch is what attachServerFacts keeps from one page to the next
+// of a walk: the records by endpoint, card and namespace.
+type factScratch struct{ byNorm, byCard, byNS keyIndex }
 
 // attachServerFacts reads, for a page of records, the Registry entry
-// declaring each endpoint, the reconciliation of each card, the namespace
-// check of each name and each endpoint's probe history: four queries,
+// declaring each endpoint, the reconciliation of each card that paired,
+// the namespace check of each name and each endpoint's probe history: four
+// queries,
 // whatever the page holds; with span, the endpoints' by their range
-// (queryKeys). f holds its maps, empty.
-func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, want Facts, span bool, f *factScratch) error {
+// (queryKeys).
+func (f *factScratch) attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, want Facts, span bool) error {
 	if len(page) == 0 {
 		return nil
 	}
 	want = wantAll(want)
-	byNorm, byCard := f.byNorm, f.byCard
-	norms, cards := f.norms, f.cards
-	defer func() { f.norms, f.cards = norms, cards }()
+	f.byNorm.reset()
+	f.byCard.reset()
+	f.byNS.reset()
+	byNorm, byCard := f.byNorm.at, f.byCard.at
 	for i := range page {
 		s := &page[i]
 		if s.EndpointNorm != "" {
-			if byNorm[s.EndpointNorm] == nil {
-				norms = append(norms, s.EndpointNorm)
-			}
-			byNorm[s.EndpointNorm] = append(byNorm[s.EndpointNorm], i)
+			f.byNorm.add(s.EndpointNorm, i)
 		}
 		if s.CardKey != "" && s.paired {
-			if byCard[s.CardKey] == nil {
-				cards = append(cards, s.CardKey)
-			}
-			byCard[s.CardKey] = append(byCard[s.CardKey], i)
+			f.byCard.add(s.CardKey, i)
 		}
 	}
+	norms, cards := f.byNorm.keys, f.byCard.keys
 	if len(norms) > 0 && want&FactRegistry != 0 {
 		rows, err := queryKeys(ctx, tx, registryFactsQuery, norms, span)
 		if err != nil {
@@ -413,22 +418,16 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, w
 	if want&FactNamespace == 0 {
 		return nil
 	}
-	byNS, spaces := f.byNS, f.spaces
-	defer func() { f.spaces = spaces }()
 	for i := range page {
 		name := page[i].Name
 		if name == "" && page[i].Registry != nil {
 			name = page[i].Registry.Name
 		}
-		ns, _, found := strings.Cut(name, "/")
-		if !found || ns == "" {
-			continue
+		if ns, _, found := strings.Cut(name, "/"); found && ns != "" {
+			f.byNS.add(ns, i)
 		}
-		if byNS[ns] == nil {
-			spaces = append(spaces, ns)
-		}
-		byNS[ns] = append(byNS[ns], i)
 	}
+	byNS, spaces := f.byNS.at, f.byNS.keys
 	if len(spaces) == 0 {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cardcrawl/cardcrawl/internal/feed"
+	"github.com/cardcrawl/cardcrawl/internal/feed/feedtest"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -24,23 +25,10 @@ func TestAICatalogRepeatedIdentifier(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	cards := []struct{ domain, version string }{{"a.example", "1.0.0"}, {"b.example", "1.0.0"}, {"c.example", "2.0.0"}}
-	var domains []string
-	for _, c := range cards {
-		domains = append(domains, c.domain)
-	}
-	if _, err := db.Enqueue(ctx, domains, store.EnqueueOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cards {
-		r := store.DomainResult{Domain: c.domain, Outcome: store.OutcomeCatalog, Definitive: true,
-			CatalogURL: "https://" + c.domain + "/.well-known/ai-catalog.json"}
-		k, u := "https://"+c.domain+"/card", "https://mcp."+c.domain+"/mcp"
-		r.Cards = []store.CardRecord{{Key: k, SourceURL: k, SHA256: "h-" + c.domain, Name: "com.example/x",
-			Version: c.version, Grade: "conformant", JSON: []byte(`{}`)}}
-		r.Remotes = []store.RemoteRecord{{URLNorm: u, URL: u, Type: "streamable-http", CardKey: k, JSON: []byte(`{}`)}}
-		r.Listings = []store.ListingRecord{{CatalogURL: r.CatalogURL, Identifier: "urn:air:pub.example:mcp:x", CardKey: k, RemoteNorm: u}}
-		if err := db.SaveDomain(ctx, r); err != nil {
+	for _, c := range []struct{ domain, version string }{{"a.example", "1.0.0"}, {"b.example", "1.0.0"}, {"c.example", "2.0.0"}} {
+		if err := feedtest.Save(ctx, db, 1, c.domain, feedtest.Card{Key: "https://" + c.domain + "/card",
+			Name: "com.example/x", Version: c.version, Identifier: "urn:air:pub.example:mcp:x",
+			Remotes: []string{"https://mcp." + c.domain + "/mcp"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
