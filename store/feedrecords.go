@@ -302,9 +302,8 @@ type factScratch struct{ byNorm, byCard, byNS keyIndex }
 // attachServerFacts reads, for a page of records, the Registry entry
 // declaring each endpoint, the reconciliation of each card that paired,
 // the namespace check of each name and each endpoint's probe history: four
-// queries,
-// whatever the page holds; with span, the endpoints' by their range
-// (queryKeys).
+// queries, whatever the page holds; with span, the endpoints' by their
+// range (queryKeys).
 func (f *factScratch) attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, want Facts, span bool) error {
 	if len(page) == 0 {
 		return nil
