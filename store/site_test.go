@@ -47,11 +47,25 @@ func testSiteQueries(t *testing.T, dsn string) {
 		t.Errorf("paged walk (-want +got):\n%s", diff)
 	}
 
+	// Every card is named com.example/x: its namespace is com.example, and
+	// neither a namespace it merely starts with nor one it has no "/" after
+	// is its own.
+	err := db.SaveNamespaces(ctx, []store.NamespaceRow{
+		{Namespace: "com.example", Kind: "domain", Domain: "example.com", Method: "http", Result: "{}", CheckedAt: db.Now()},
+		{Namespace: "com", Kind: "other", Method: "dns", Result: "{}", CheckedAt: db.Now()},
+		{Namespace: "com.example/x", Kind: "other", Method: "github", Result: "{}", CheckedAt: db.Now()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		f    store.SiteFilter
 		want int
 	}{
+		{"namespace method", store.SiteFilter{NSMethod: "http"}, 6},
+		{"a namespace the name only starts with", store.SiteFilter{NSMethod: "dns"}, 0},
+		{"the whole name as a namespace", store.SiteFilter{NSMethod: "github"}, 0},
 		{"search by domain", store.SiteFilter{Q: "B.EXAMPLE"}, 2},
 		{"search matches nothing", store.SiteFilter{Q: "100%_"}, 0},
 		{"grade", store.SiteFilter{Grade: "conformant"}, 6},
