@@ -80,12 +80,30 @@ func testSiteQueries(t *testing.T, dsn string) {
 		}
 	}
 
+	// A server only the Registry declares: no grade, an unchecked namespace.
+	const reg = "https://registry.example"
+	entry := store.RegistryEntry{Source: reg, Name: "io.example/only", Version: "1.0.0", Status: "active", ReportedLatest: true,
+		ServerJSON: `{"name":"io.example/only","version":"1.0.0"}`}
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: []store.RegistryEntry{entry}}); err != nil {
+		t.Fatal(err)
+	}
+	doc := store.RegistryEntryDoc{Source: reg, Name: entry.Name, Version: entry.Version, ChangedAt: db.Now()}
+	only := []store.RegistryRemote{{URLNorm: "https://only.example/mcp", URL: "https://only.example/mcp", Type: "streamable-http"}}
+	if err := db.ReplaceRegistryRemotes(ctx, doc, "sha", only); err != nil {
+		t.Fatal(err)
+	}
 	counts, err := db.SiteCounts(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts.Total != 6 {
-		t.Errorf("total %d, want 6", counts.Total)
+	two := func(a, b string) []store.SiteCount {
+		return []store.SiteCount{{Value: a, Count: 6}, {Value: b, Count: 1}}
+	}
+	all := []store.SiteCount{{Value: "", Count: 7}}
+	wantCounts := store.SiteCounts{Total: 7, BySource: two("card", "registry"), ByGrade: two("conformant", ""),
+		ByOutcome: all, ByCategory: all, ByNSMethod: two("http", "")}
+	if diff := cmp.Diff(wantCounts, counts); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
 	}
 	d, ok, err := db.SiteServer(ctx, store.SiteKey{Kind: store.KindEndpoint, Subject: "https://mcp.b.example/two"})
 	if err != nil || !ok {
