@@ -35,6 +35,9 @@ type dialect struct {
 	// grows (growth.go); "" where the planner keeps no plans built from
 	// them (SQLite, whose store never runs ANALYZE).
 	analyze string
+	// strpos names the function giving where a substring first starts in
+	// a string (from 1; 0 when absent): same arguments, another name.
+	strpos string
 }
 
 // migrationLockKey is the advisory lock key under which PostgreSQL
@@ -43,7 +46,8 @@ const migrationLockKey = 0x63617264637261
 
 var (
 	sqliteDialect = &dialect{
-		name: "sqlite",
+		name:   "sqlite",
+		strpos: "instr",
 		tablesQuery: `SELECT
 		(SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'),
 		(SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations')`,
@@ -56,6 +60,7 @@ var (
 		lockMigrations: fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, migrationLockKey),
 		skipLocked:     ` FOR UPDATE SKIP LOCKED`,
 		shared:         true,
+		strpos:         "strpos",
 		// Named, not the whole database: it may hold other applications'
 		// tables, which are not this crawl's to sample. documents is
 		// read by its key only, and sampling it reads bodies.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -84,7 +85,10 @@ type SitePage struct {
 }
 
 // siteColumns projects one server of a segment (x: kind, subject, url,
-// card_key, in_cards) into a SiteRow's columns. The Registry entry is the
+// card_key, in_cards; %[1]s) into a SiteRow's columns (%[2]s: the
+// dialect's strpos). A name's namespace is what precedes its first "/"
+// (reconcile.NamespaceDomain): found by its key, where comparing every
+// namespace with the name's start read all of them for each server. The Registry entry is the
 // first (by source, name, version) latest, active entry declaring the
 // endpoint; its category stands in when the endpoint has none of its own.
 const siteColumns = `SELECT x.kind AS kind, x.subject AS subject, x.url AS url,
@@ -94,9 +98,10 @@ const siteColumns = `SELECT x.kind AS kind, x.subject AS subject, x.url AS url,
 	COALESCE(sc.category, rc.category, '') AS category, COALESCE(sc.source, rc.source, '') AS category_source,
 	COALESCE((SELECT p.outcome FROM probes p WHERE x.kind = 'endpoint' AND p.remote_norm = x.subject ORDER BY p.id DESC LIMIT 1), '') AS outcome,
 	COALESCE((SELECT n.method FROM namespaces n
-	          WHERE substr(COALESCE(c.name, e.name, ''), 1, length(n.namespace) + 1) = n.namespace || '/'), '') AS ns_method,
+	          WHERE n.namespace = CASE WHEN %[2]s(COALESCE(c.name, e.name, ''), '/') > 0
+	                THEN substr(COALESCE(c.name, e.name, ''), 1, %[2]s(COALESCE(c.name, e.name, ''), '/') - 1) END), '') AS ns_method,
 	COALESCE(e.server_json, '') AS server_json
-	FROM (%s) x
+	FROM (%[1]s) x
 	LEFT JOIN cards c ON c.key = x.card_key
 	LEFT JOIN registry_entries e ON x.kind = 'endpoint' AND (e.source, e.name, e.version) = (SELECT rr.source, rr.name, rr.version
 	          FROM registry_remotes rr WHERE rr.url_norm = x.subject ORDER BY rr.source, rr.name, rr.version LIMIT 1)
@@ -111,17 +116,32 @@ const bestCardOf = `(SELECT l.card_key FROM listings l JOIN cards c2 ON c2.key =
 
 // The segments, in key order: cards without remotes ('card' < 'endpoint'),
 // then endpoints, which are the endpoints of listed cards merged with
-// those only the Registry declares. Each takes the subject to start after.
-const (
-	siteCards = `SELECT 'card' AS kind, c0.key AS subject, '' AS url, c0.key AS card_key, 1 AS in_cards FROM cards c0
-		WHERE c0.key > ? AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c0.key AND l.active = 1 AND l.remote_norm = '')`
-	siteCardEndpoints = `SELECT 'endpoint' AS kind, r.url_norm AS subject, r.url AS url, ` + bestCardOf + ` AS card_key, 1 AS in_cards
-		FROM remotes r WHERE r.url_norm > ? AND EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)`
-	siteRegistryEndpoints = `SELECT 'endpoint' AS kind, rr.url_norm AS subject, MIN(rr.url) AS url, NULL AS card_key, 0 AS in_cards
-		FROM registry_remotes rr WHERE rr.url_norm > ?
+// those only the Registry declares. Each takes the subject to start after,
+// and {in} is where a search narrows it to its candidates (siteSegment).
+var (
+	siteCards = siteSegment{`SELECT 'card' AS kind, c0.key AS subject, '' AS url, c0.key AS card_key, 1 AS in_cards FROM cards c0
+		WHERE c0.key > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c0.key AND l.active = 1 AND l.remote_norm = '')`, "c0.key"}
+	siteCardEndpoints = siteSegment{`SELECT 'endpoint' AS kind, r.url_norm AS subject, r.url AS url, ` + bestCardOf + ` AS card_key, 1 AS in_cards
+		FROM remotes r WHERE r.url_norm > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)`, "r.url_norm"}
+	siteRegistryEndpoints = siteSegment{`SELECT 'endpoint' AS kind, rr.url_norm AS subject, MIN(rr.url) AS url, NULL AS card_key, 0 AS in_cards
+		FROM registry_remotes rr WHERE rr.url_norm > ? {in}
 		  AND NOT EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = rr.url_norm AND l.active = 1)
-		GROUP BY rr.url_norm`
+		GROUP BY rr.url_norm`, "rr.url_norm"}
+	siteEndpoints = []siteSegment{siteCardEndpoints, siteRegistryEndpoints}
 )
+
+// siteSegment is one segment's query and its subject column.
+type siteSegment struct{ query, subject string }
+
+// sql is the segment's query, narrowed to n subjects when n > 0 (their
+// arguments follow the one to start after).
+func (s siteSegment) sql(n int) string {
+	in := ""
+	if n > 0 {
+		in = "AND " + s.subject + " IN (" + placeholders(n) + ")"
+	}
+	return strings.Replace(s.query, "{in}", in, 1)
+}
 
 // siteFilterSQL turns a filter into a condition on siteColumns' columns
 // (table alias s) and its arguments.
@@ -191,24 +211,14 @@ func (db *DB) SiteServers(ctx context.Context, f SiteFilter) (SitePage, error) {
 	limit = min(limit, maxSiteLimit)
 	cond, args := siteFilterSQL(f)
 	var rows []SiteRow
-	// Cards first, unless the page starts among the endpoints.
-	if f.After.Kind != KindEndpoint {
-		page, err := db.sitePage(ctx, cond, args, []string{siteCards}, f.After.Subject, limit+1)
-		if err != nil {
-			return SitePage{}, err
-		}
-		rows = page
+	var err error
+	if ix := db.search.Load(); ix != nil && ix.Ready() && searchable(strings.TrimSpace(f.Q)) {
+		rows, err = db.siteSearch(ctx, ix, strings.TrimSpace(f.Q), f.After, cond, args, limit+1)
+	} else {
+		rows, err = db.siteScan(ctx, f.After, cond, args, limit+1)
 	}
-	if len(rows) <= limit {
-		after := ""
-		if f.After.Kind == KindEndpoint {
-			after = f.After.Subject
-		}
-		page, err := db.sitePage(ctx, cond, args, []string{siteCardEndpoints, siteRegistryEndpoints}, after, limit+1-len(rows))
-		if err != nil {
-			return SitePage{}, err
-		}
-		rows = append(rows, page...)
+	if err != nil {
+		return SitePage{}, err
 	}
 	var out SitePage
 	if len(rows) > limit {
@@ -220,14 +230,99 @@ func (db *DB) SiteServers(ctx context.Context, f SiteFilter) (SitePage, error) {
 	return out, nil
 }
 
+// siteScan reads up to n servers after a key matching cond, walking them
+// all in key order.
+func (db *DB) siteScan(ctx context.Context, after SiteKey, cond string, args []any, n int) ([]SiteRow, error) {
+	var rows []SiteRow
+	// Cards first, unless the page starts among the endpoints.
+	if after.Kind != KindEndpoint {
+		page, err := db.sitePage(ctx, cond, args, []siteSegment{siteCards}, after.Subject, nil, n)
+		if err != nil {
+			return nil, err
+		}
+		rows = page
+	}
+	if len(rows) < n {
+		start := ""
+		if after.Kind == KindEndpoint {
+			start = after.Subject
+		}
+		page, err := db.sitePage(ctx, cond, args, siteEndpoints, start, nil, n-len(rows))
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, page...)
+	}
+	return rows, nil
+}
+
+// siteSearchChunk is how many candidates one query of a search reads.
+const siteSearchChunk = 256
+
+// siteSearch reads up to n servers after a key matching cond, among the
+// candidates the index finds for q; for a common term, walking them all.
+func (db *DB) siteSearch(ctx context.Context, ix *SearchIndex, q string, after SiteKey, cond string, args []any, n int) ([]SiteRow, error) {
+	keys, common, err := ix.candidates(ctx, q, after)
+	if err != nil || common {
+		if err == nil {
+			return db.siteScan(ctx, after, cond, args, n)
+		}
+		return nil, err
+	}
+	var rows []SiteRow
+	for len(rows) < n && len(keys) > 0 {
+		chunk := keys[:min(len(keys), siteSearchChunk)]
+		keys = keys[len(chunk):]
+		more, err := db.siteRowsOf(ctx, cond, args, chunk, n-len(rows))
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, more...)
+	}
+	return rows, nil
+}
+
+// siteRowsOf reads up to n of the servers keys names (in key order) that
+// match cond.
+func (db *DB) siteRowsOf(ctx context.Context, cond string, args []any, keys []SiteKey, n int) ([]SiteRow, error) {
+	var cards, endpoints []string
+	for _, k := range keys {
+		if k.Kind == KindCard {
+			cards = append(cards, k.Subject)
+		} else {
+			endpoints = append(endpoints, k.Subject)
+		}
+	}
+	var rows []SiteRow
+	if len(cards) > 0 {
+		page, err := db.sitePage(ctx, cond, args, []siteSegment{siteCards}, "", cards, n)
+		if err != nil {
+			return nil, err
+		}
+		rows = page
+	}
+	if len(endpoints) > 0 && len(rows) < n {
+		page, err := db.sitePage(ctx, cond, args, siteEndpoints, "", endpoints, n-len(rows))
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, page...)
+	}
+	return rows, nil
+}
+
 // sitePage reads up to limit rows of the given segments (merged in
-// subject order) after a subject, filtered by cond.
-func (db *DB) sitePage(ctx context.Context, cond string, condArgs []any, segments []string, after string, limit int) ([]SiteRow, error) {
+// subject order) after a subject, filtered by cond, and, when in is not
+// empty, among those subjects.
+func (db *DB) sitePage(ctx context.Context, cond string, condArgs []any, segments []siteSegment, after string, in []string, limit int) ([]SiteRow, error) {
 	var arms []string
 	var args []any
 	for _, seg := range segments {
-		arms = append(arms, `SELECT * FROM (`+fmt.Sprintf(siteColumns, seg)+`) s WHERE `+cond)
+		arms = append(arms, `SELECT * FROM (`+fmt.Sprintf(siteColumns, seg.sql(len(in)), db.dialect.strpos)+`) s WHERE `+cond)
 		args = append(args, after)
+		for _, k := range in {
+			args = append(args, k)
+		}
 		args = append(args, condArgs...)
 	}
 	q := strings.Join(arms, " UNION ALL ") + ` ORDER BY 2 LIMIT ?`
@@ -276,29 +371,59 @@ var siteCountColumns = []struct {
 }
 
 // SiteCounts counts every server by source, grade, latest probe outcome,
-// category and namespace method, in SQL: the rows never reach memory.
+// category and namespace method in one pass of SQL, grouped by all five
+// at once: the rows never reach memory, only their combinations of
+// values, which the vocabularies bound. A pass per column read every
+// server five times.
 func (db *DB) SiteCounts(ctx context.Context) (SiteCounts, error) {
 	var out SiteCounts
 	var all []string
 	var args []any
-	for _, seg := range []string{siteCards, siteCardEndpoints, siteRegistryEndpoints} {
-		all = append(all, fmt.Sprintf(siteColumns, seg))
+	for _, seg := range []siteSegment{siteCards, siteCardEndpoints, siteRegistryEndpoints} {
+		all = append(all, fmt.Sprintf(siteColumns, seg.sql(0), db.dialect.strpos))
 		args = append(args, "")
 	}
-	union := strings.Join(all, " UNION ALL ")
-	for _, col := range siteCountColumns {
-		counts, err := collect(ctx, db.sql, func(rows *sql.Rows) (SiteCount, error) {
-			var c SiteCount
-			err := rows.Scan(&c.Value, &c.Count)
-			return c, err
-		}, `SELECT v, COUNT(*) FROM (SELECT `+col.expr+` AS v FROM (`+union+`) s) g GROUP BY v ORDER BY COUNT(*) DESC, v`, args...)
-		if err != nil {
-			return out, fmt.Errorf("site counts: %w", err)
-		}
-		*col.dst(&out) = counts
+	var cols []string
+	for i, col := range siteCountColumns {
+		cols = append(cols, fmt.Sprintf("%s AS v%d", col.expr, i))
 	}
-	for _, c := range out.BySource {
-		out.Total += c.Count
+	tallies := make([]map[string]int, len(siteCountColumns))
+	for i := range tallies {
+		tallies[i] = map[string]int{}
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT v0, v1, v2, v3, v4, COUNT(*) FROM (SELECT `+strings.Join(cols, ", ")+`
+		FROM (`+strings.Join(all, " UNION ALL ")+`) s) g GROUP BY v0, v1, v2, v3, v4`, args...)
+	if err != nil {
+		return out, fmt.Errorf("site counts: %w", err)
+	}
+	err = scanEach(rows, func() error {
+		var v [5]string
+		var n int
+		if err := rows.Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &n); err != nil {
+			return err
+		}
+		for i := range v {
+			tallies[i][v[i]] += n
+		}
+		out.Total += n
+		return nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("site counts: %w", err)
+	}
+	for i, col := range siteCountColumns {
+		var counts []SiteCount
+		for v, n := range tallies[i] {
+			counts = append(counts, SiteCount{Value: v, Count: n})
+		}
+		// Most servers first, then by value, as the page lists them.
+		slices.SortFunc(counts, func(a, b SiteCount) int {
+			if a.Count != b.Count {
+				return b.Count - a.Count
+			}
+			return strings.Compare(a.Value, b.Value)
+		})
+		*col.dst(&out) = counts
 	}
 	return out, nil
 }

@@ -61,24 +61,16 @@ type SiteCatalog struct {
 // SiteServer returns one server's page, ok=false when no such server is
 // listed now.
 func (db *DB) SiteServer(ctx context.Context, key SiteKey) (d SiteDetail, ok bool, err error) {
-	var seg []string
+	var seg []siteSegment
 	switch key.Kind {
 	case KindCard:
-		seg = []string{siteCards}
+		seg = []siteSegment{siteCards}
 	case KindEndpoint:
-		seg = []string{siteCardEndpoints, siteRegistryEndpoints}
+		seg = siteEndpoints
 	default:
 		return d, false, nil
 	}
-	var arms []string
-	var args []any
-	for _, s := range seg {
-		// "subject > ?" with the subject's predecessor is awkward in SQL;
-		// the segment's keyset condition takes "" and the arm pins the subject.
-		arms = append(arms, `SELECT * FROM (`+fmt.Sprintf(siteColumns, s)+`) s WHERE s.subject = ?`)
-		args = append(args, "", key.Subject)
-	}
-	rows, err := collect(ctx, db.sql, scanSiteRow, strings.Join(arms, " UNION ALL "), args...)
+	rows, err := db.sitePage(ctx, "1 = 1", nil, seg, "", []string{key.Subject}, 1)
 	if err != nil {
 		return d, false, fmt.Errorf("server %s: %w", key.Subject, err)
 	}

@@ -47,11 +47,25 @@ func testSiteQueries(t *testing.T, dsn string) {
 		t.Errorf("paged walk (-want +got):\n%s", diff)
 	}
 
+	// Every card is named com.example/x: its namespace is com.example, and
+	// neither a namespace it merely starts with nor one it has no "/" after
+	// is its own.
+	err := db.SaveNamespaces(ctx, []store.NamespaceRow{
+		{Namespace: "com.example", Kind: "domain", Domain: "example.com", Method: "http", Result: "{}", CheckedAt: db.Now()},
+		{Namespace: "com", Kind: "other", Method: "dns", Result: "{}", CheckedAt: db.Now()},
+		{Namespace: "com.example/x", Kind: "other", Method: "github", Result: "{}", CheckedAt: db.Now()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		f    store.SiteFilter
 		want int
 	}{
+		{"namespace method", store.SiteFilter{NSMethod: "http"}, 6},
+		{"a namespace the name only starts with", store.SiteFilter{NSMethod: "dns"}, 0},
+		{"the whole name as a namespace", store.SiteFilter{NSMethod: "github"}, 0},
 		{"search by domain", store.SiteFilter{Q: "B.EXAMPLE"}, 2},
 		{"search matches nothing", store.SiteFilter{Q: "100%_"}, 0},
 		{"grade", store.SiteFilter{Grade: "conformant"}, 6},
@@ -66,12 +80,30 @@ func testSiteQueries(t *testing.T, dsn string) {
 		}
 	}
 
+	// A server only the Registry declares: no grade, an unchecked namespace.
+	const reg = "https://registry.example"
+	entry := store.RegistryEntry{Source: reg, Name: "io.example/only", Version: "1.0.0", Status: "active", ReportedLatest: true,
+		ServerJSON: `{"name":"io.example/only","version":"1.0.0"}`}
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: []store.RegistryEntry{entry}}); err != nil {
+		t.Fatal(err)
+	}
+	doc := store.RegistryEntryDoc{Source: reg, Name: entry.Name, Version: entry.Version, ChangedAt: db.Now()}
+	only := []store.RegistryRemote{{URLNorm: "https://only.example/mcp", URL: "https://only.example/mcp", Type: "streamable-http"}}
+	if err := db.ReplaceRegistryRemotes(ctx, doc, "sha", only); err != nil {
+		t.Fatal(err)
+	}
 	counts, err := db.SiteCounts(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts.Total != 6 {
-		t.Errorf("total %d, want 6", counts.Total)
+	two := func(a, b string) []store.SiteCount {
+		return []store.SiteCount{{Value: a, Count: 6}, {Value: b, Count: 1}}
+	}
+	all := []store.SiteCount{{Value: "", Count: 7}}
+	wantCounts := store.SiteCounts{Total: 7, BySource: two("card", "registry"), ByGrade: two("conformant", ""),
+		ByOutcome: all, ByCategory: all, ByNSMethod: two("http", "")}
+	if diff := cmp.Diff(wantCounts, counts); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
 	}
 	d, ok, err := db.SiteServer(ctx, store.SiteKey{Kind: store.KindEndpoint, Subject: "https://mcp.b.example/two"})
 	if err != nil || !ok {

@@ -48,9 +48,10 @@ type DB struct {
 	log      *slog.Logger
 	now      func() time.Time
 	readOnly bool
-	stmts    stmtCache    // prepared statements of the hot paths (batch.go)
-	batch    batcher      // shared commits of concurrent writers (batch.go)
-	written  atomic.Int64 // rows written, for refreshing statistics as they grow (growth.go)
+	stmts    stmtCache                   // prepared statements of the hot paths (batch.go)
+	batch    batcher                     // shared commits of concurrent writers (batch.go)
+	written  atomic.Int64                // rows written, for refreshing statistics as they grow (growth.go)
+	search   atomic.Pointer[SearchIndex] // the site search's index, when one is attached (searchindex.go)
 }
 
 // Options configure Open.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -34,6 +35,10 @@ const (
 	serveDrainTimeout      = 5 * time.Second // Ctrl-C: requests in flight get this long to finish
 	defaultMaxConns        = 256
 	serveReadConns         = 8 // database connections reading at once
+	// searchRefreshEvery is how often the site's search index catches up
+	// with the database: a search sees the servers as of at most this long
+	// ago (plus the refresh's own time).
+	searchRefreshEvery = 2 * time.Second
 )
 
 // serveMemoryLimit bounds the Go heap of serve (see streamingGC): many
@@ -93,6 +98,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	stopIndex, err := keepSearchIndex(ctx, st, log)
+	if err != nil {
+		return err
+	}
+	defer stopIndex()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -111,6 +121,45 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		err = perr
 	}
 	return err
+}
+
+// keepSearchIndex attaches a search index to st and keeps it current in
+// the background until the returned stop is called. Until its first
+// refresh completes, searches read every server, as without one.
+func keepSearchIndex(ctx context.Context, st *store.DB, log *slog.Logger) (stop func(), err error) {
+	ix, err := st.OpenSearchIndex(ctx, store.SearchIndexOptions{})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(searchRefreshEvery)
+		defer t.Stop()
+		for first := true; ; first = false {
+			start := time.Now()
+			n, err := ix.Refresh(ctx)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err != nil:
+				log.Warn("search index refresh failed; searches read every server until one succeeds", "err", err)
+			case first:
+				log.Info("search index ready", "records", n, "took", time.Since(start).Round(time.Millisecond))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		ix.Close()
+	}, nil
 }
 
 // serveOptions are the server's limits; zero values take the defaults

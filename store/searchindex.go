@@ -1,0 +1,463 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+)
+
+// The site's search (SiteFilter.Q) is a substring of a server's name,
+// title, description, endpoint URL, listing domains or Registry server.json.
+// SQL's LIKE cannot use an index for a substring, so at 100,000 servers a
+// search for a rare term read every server: over a second. A trigram index
+// finds a term's servers in milliseconds, but kept by the crawl's own
+// transactions it cost a crawl 7–8 % more CPU.
+//
+// So the index lives apart: a SearchIndex is an SQLite file of its own (an
+// FTS5 table with the trigram tokenizer), kept by the process that serves
+// the site, which reads the database without writing it (SQLite or
+// PostgreSQL alike). It catches up on what the crawl wrote through the
+// change number every feed record carries (feed_servers.seq, indexed by
+// migration 0015), and rebuilds its Registry rows when the Registry's
+// tables changed. It only ever narrows a search to candidates: the page is
+// still read with the search's own condition, so a candidate that no longer
+// matches is dropped. What it cannot do is know a server written after its
+// last Refresh: a search sees the servers as of that Refresh.
+
+// SearchIndex is the site search's index; see OpenSearchIndex.
+type SearchIndex struct {
+	db   *DB
+	idx  *sql.DB
+	path string
+	temp bool
+
+	mu       sync.Mutex // one Refresh at a time; guards seq, registry, gen
+	seq      int64      // feed_state.seq the index holds every record up to
+	registry string     // the Registry tables' fingerprint when its rows were built
+	gen      int64      // the generation of the last Registry rebuild
+	ready    atomic.Bool
+}
+
+// Which table a row of the index was built from: one server may have both.
+const (
+	searchFromFeed     = 0
+	searchFromRegistry = 1
+)
+
+// searchPage is how many records one step of a Refresh reads and writes
+// in one transaction of the index.
+const searchPage = 500
+
+// maxSearchCandidates is the most candidates a search collects from the
+// index to sort in memory. A term with more is common (5 % of 100,000
+// servers): walking the servers in key order finds a page of them within
+// a few hundred, where collecting them all would take longer the more
+// common it is.
+var maxSearchCandidates = 5000
+
+// minSearchRunes is the shortest search the trigram index can answer.
+const minSearchRunes = 3
+
+const searchSchema = `
+CREATE TABLE site_search (
+  id      INTEGER PRIMARY KEY,
+  kind    TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  src     INTEGER NOT NULL,
+  gen     INTEGER NOT NULL DEFAULT 0,
+  text    TEXT NOT NULL,
+  UNIQUE (kind, subject, src)
+);
+CREATE VIRTUAL TABLE site_search_fts USING fts5(text, content='site_search', content_rowid='id', tokenize='trigram');
+CREATE TABLE search_stage (
+  kind    TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  src     INTEGER NOT NULL,
+  text    TEXT,              -- NULL: the row goes
+  changed INTEGER NOT NULL DEFAULT 1
+);`
+
+// SearchIndexOptions configure OpenSearchIndex.
+type SearchIndexOptions struct {
+	// Path is the index's file, made new (an existing file is replaced).
+	// Empty: a temporary file, removed by Close.
+	Path string
+}
+
+// OpenSearchIndex makes an empty search index for db and attaches it:
+// once its first Refresh has completed, db's SiteServers narrows searches
+// through it. It writes only its own file, so db may be read-only.
+func (db *DB) OpenSearchIndex(ctx context.Context, opts SearchIndexOptions) (*SearchIndex, error) {
+	path, temp := opts.Path, opts.Path == ""
+	if temp {
+		f, err := os.CreateTemp("", "cardcrawl-search-*.db")
+		if err != nil {
+			return nil, fmt.Errorf("search index: %w", err)
+		}
+		path = f.Name()
+		f.Close()
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("search index: %w", err)
+		}
+	}
+	// The file is a cache rebuilt from the database at every start: a crash
+	// may lose it whole, so nothing is synced.
+	idx, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)&_pragma=busy_timeout(10000)&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("search index: %w", err)
+	}
+	idx.SetMaxOpenConns(4)
+	idx.SetMaxIdleConns(4)
+	s := &SearchIndex{db: db, idx: idx, path: path, temp: temp}
+	if _, err := idx.ExecContext(ctx, searchSchema); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("search index: %w", err)
+	}
+	db.search.Store(s)
+	return s, nil
+}
+
+// Close detaches the index from its database and closes it (removing a
+// temporary file).
+func (s *SearchIndex) Close() error {
+	s.db.search.CompareAndSwap(s, nil)
+	err := s.idx.Close()
+	if s.temp {
+		for _, p := range []string{s.path, s.path + "-wal", s.path + "-shm"} {
+			os.Remove(p)
+		}
+	}
+	return err
+}
+
+// Ready reports whether a Refresh has completed: searches use the index
+// from then on.
+func (s *SearchIndex) Ready() bool { return s.ready.Load() }
+
+// Refresh brings the index up to what the database holds now: the feed
+// records written since the last Refresh, and every Registry row when the
+// Registry's tables changed. Its cost follows what changed; the first one
+// reads every record. It returns how many records it read.
+func (s *SearchIndex) Refresh(ctx context.Context) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var upTo int64
+	if err := s.db.sql.QueryRowContext(ctx, `SELECT seq FROM feed_state WHERE id = 1`).Scan(&upTo); err != nil {
+		return 0, fmt.Errorf("search index: %w", err)
+	}
+	n, err := s.refreshFeed(ctx, upTo)
+	if err != nil {
+		return n, err
+	}
+	m, err := s.refreshRegistry(ctx)
+	n += m
+	if err != nil {
+		return n, err
+	}
+	s.ready.Store(true)
+	return n, nil
+}
+
+// searchRow is one row of the index to write: text "" removes it.
+type searchRow struct {
+	kind, subject string
+	text          string
+}
+
+// feedChange is a feed record written after the index's change number.
+type feedChange struct {
+	seq                           int64
+	kind                          int
+	key                           string
+	name, title, description, url string
+	removed                       bool
+	domains                       []string
+}
+
+// refreshFeed reads the feed records written after s.seq up to upTo, a
+// page at a time, and writes their rows. Records only move to a larger
+// change number, so one rewritten during the walk is met by a later one.
+func (s *SearchIndex) refreshFeed(ctx context.Context, upTo int64) (int, error) {
+	n := 0
+	// Kind 2 sorts after both kinds: the walk starts after s.seq.
+	after := feedChange{seq: s.seq, kind: 2}
+	for {
+		page, err := collect(ctx, s.db.sql, func(rows *sql.Rows) (feedChange, error) {
+			var c feedChange
+			err := rows.Scan(&c.seq, &c.kind, &c.key, &c.name, &c.title, &c.description, &c.url, &c.removed)
+			return c, err
+		}, `SELECT f.seq, f.kind, f.key, f.name, f.title, f.description, f.endpoint, f.removed_at IS NOT NULL
+			FROM feed_servers f WHERE (f.seq, f.kind, f.key) > (?, ?, ?) AND f.seq <= ?
+			ORDER BY f.seq, f.kind, f.key LIMIT ?`, after.seq, after.kind, after.key, upTo, searchPage)
+		if err != nil {
+			return n, fmt.Errorf("search index: feed records: %w", err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		if err := s.db.listingDomains(ctx, page); err != nil {
+			return n, fmt.Errorf("search index: %w", err)
+		}
+		rows := make([]searchRow, len(page))
+		for i, c := range page {
+			rows[i] = searchRow{kind: siteKind(c.kind), subject: c.key}
+			if !c.removed {
+				rows[i].text = joinSearchText(append([]string{c.name, c.title, c.description, c.url}, c.domains...))
+			}
+		}
+		if err := s.write(ctx, searchFromFeed, 0, rows); err != nil {
+			return n, err
+		}
+		n += len(page)
+		after = page[len(page)-1]
+		if len(page) < searchPage {
+			break
+		}
+	}
+	s.seq = upTo
+	return n, nil
+}
+
+// listingDomains fills the domains of the active listings of a page of
+// feed records.
+func (db *DB) listingDomains(ctx context.Context, page []feedChange) error {
+	at := map[feedKey]int{}
+	var norms, cards []any
+	for i, c := range page {
+		at[feedKey{c.kind, c.key}] = i
+		switch {
+		case c.removed:
+		case c.kind == kindEndpoint:
+			norms = append(norms, c.key)
+		default:
+			cards = append(cards, c.key)
+		}
+	}
+	read := func(kind int, query string, keys []any) error {
+		if len(keys) == 0 {
+			return nil
+		}
+		type listing struct{ key, domain string }
+		ls, err := collect(ctx, db.sql, func(rows *sql.Rows) (listing, error) {
+			var l listing
+			err := rows.Scan(&l.key, &l.domain)
+			return l, err
+		}, fmt.Sprintf(query, placeholders(len(keys))), keys...)
+		if err != nil {
+			return fmt.Errorf("listing domains: %w", err)
+		}
+		for _, l := range ls {
+			c := &page[at[feedKey{kind, l.key}]]
+			c.domains = append(c.domains, l.domain)
+		}
+		return nil
+	}
+	if err := read(kindEndpoint, `SELECT remote_norm, domain FROM listings WHERE active = 1 AND remote_norm IN (%s)`, norms); err != nil {
+		return err
+	}
+	return read(kindCard, `SELECT card_key, domain FROM listings WHERE active = 1 AND remote_norm = '' AND card_key IN (%s)`, cards)
+}
+
+// registryFingerprint changes whenever the Registry's tables may have: a
+// sync moves every entry it reads to a new last_seen, and remotes come and
+// go with their entries' versions. Registry syncs are rare, and each is
+// followed by one rebuild.
+const registryFingerprint = `SELECT
+	(SELECT COUNT(*) || '/' || COALESCE(MAX(last_seen), '') || '/' || COALESCE(MAX(changed_at), '') FROM registry_entries) || '/' ||
+	(SELECT COUNT(*) || '/' || COALESCE(MAX(entry_changed_at), '') FROM registry_remotes)`
+
+// refreshRegistry rebuilds the Registry's rows, one per endpoint a latest,
+// active entry declares, when the Registry's tables changed since the last
+// rebuild: each endpoint's URLs and the names and server.json of the
+// entries declaring it. Rows written again get this rebuild's generation;
+// the others are gone from the Registry and removed.
+func (s *SearchIndex) refreshRegistry(ctx context.Context) (int, error) {
+	var fp string
+	if err := s.db.sql.QueryRowContext(ctx, registryFingerprint).Scan(&fp); err != nil {
+		return 0, fmt.Errorf("search index: registry: %w", err)
+	}
+	if fp == s.registry {
+		return 0, nil
+	}
+	gen := s.gen + 1
+	type part struct{ norm, source, name, version, url, entryName, serverJSON string }
+	n := 0
+	var after part
+	var cur *searchRow // the endpoint being read: complete once the next begins
+	var texts []string
+	var rows []searchRow
+	write := func() error {
+		if len(rows) == 0 {
+			return nil
+		}
+		err := s.write(ctx, searchFromRegistry, gen, rows)
+		n += len(rows)
+		rows = rows[:0]
+		return err
+	}
+	for {
+		page, err := collect(ctx, s.db.sql, func(r *sql.Rows) (part, error) {
+			var p part
+			err := r.Scan(&p.norm, &p.source, &p.name, &p.version, &p.url, &p.entryName, &p.serverJSON)
+			return p, err
+		}, `SELECT rr.url_norm, rr.source, rr.name, rr.version, rr.url, e.name, e.server_json
+			FROM registry_remotes rr JOIN registry_entries e ON e.source = rr.source AND e.name = rr.name AND e.version = rr.version
+			WHERE (rr.url_norm, rr.source, rr.name, rr.version) > (?, ?, ?, ?)
+			ORDER BY rr.url_norm, rr.source, rr.name, rr.version LIMIT ?`,
+			after.norm, after.source, after.name, after.version, searchPage)
+		if err != nil {
+			return n, fmt.Errorf("search index: registry: %w", err)
+		}
+		for _, p := range page {
+			if cur == nil || cur.subject != p.norm {
+				if cur != nil {
+					cur.text = joinSearchText(texts)
+					rows = append(rows, *cur)
+				}
+				cur, texts = &searchRow{kind: KindEndpoint, subject: p.norm}, texts[:0]
+			}
+			texts = append(texts, p.url, p.entryName, p.serverJSON)
+		}
+		if len(rows) >= searchPage {
+			if err := write(); err != nil {
+				return n, err
+			}
+		}
+		if len(page) < searchPage {
+			break
+		}
+		after = page[len(page)-1]
+	}
+	if cur != nil {
+		cur.text = joinSearchText(texts)
+		rows = append(rows, *cur)
+	}
+	if err := write(); err != nil {
+		return n, err
+	}
+	if _, err := s.idx.ExecContext(ctx, `DELETE FROM site_search WHERE src = ? AND gen <> ?`, searchFromRegistry, gen); err != nil {
+		return n, fmt.Errorf("search index: %w", err)
+	}
+	s.registry, s.gen = fp, gen
+	return n, nil
+}
+
+// write stores rows from one source in one transaction of the index: a
+// row with text replaces the server's, one without removes it. The rows go
+// through a staging table and reach the full-text index in a few set-wise
+// statements: FTS5 writes its pending terms out at the end of every
+// statement, and a statement per row left the index in thousands of
+// segments, slow to write (a minute and a half for 100,000 rows) and slow
+// to search.
+func (s *SearchIndex) write(ctx context.Context, src int, gen int64, rows []searchRow) error {
+	tx, err := s.idx.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	defer tx.Rollback()
+	stage, err := tx.PrepareContext(ctx, `INSERT INTO search_stage (kind, subject, src, text) VALUES (?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	defer stage.Close()
+	for _, r := range rows {
+		text := sql.NullString{String: r.text, Valid: r.text != ""}
+		if _, err := stage.ExecContext(ctx, r.kind, r.subject, src, text); err != nil {
+			return fmt.Errorf("search index: %w", err)
+		}
+	}
+	const same = `s.kind = g.kind AND s.subject = g.subject AND s.src = g.src`
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		// A row whose text is what the index holds changes nothing.
+		{`UPDATE search_stage SET changed = 0 WHERE EXISTS (SELECT 1 FROM site_search s
+			WHERE s.kind = search_stage.kind AND s.subject = search_stage.subject AND s.src = search_stage.src
+			AND s.text = search_stage.text)`, nil},
+		{`INSERT INTO site_search_fts (site_search_fts, rowid, text) SELECT 'delete', s.id, s.text
+			FROM search_stage g JOIN site_search s ON ` + same + ` WHERE g.changed = 1`, nil},
+		{`DELETE FROM site_search WHERE id IN (SELECT s.id FROM search_stage g JOIN site_search s ON ` + same + `
+			WHERE g.text IS NULL)`, nil},
+		{`INSERT INTO site_search (kind, subject, src, gen, text) SELECT kind, subject, src, ?, text
+			FROM search_stage WHERE text IS NOT NULL ORDER BY rowid
+			ON CONFLICT (kind, subject, src) DO UPDATE SET text = excluded.text, gen = excluded.gen`, []any{gen}},
+		{`INSERT INTO site_search_fts (rowid, text) SELECT s.id, s.text
+			FROM search_stage g JOIN site_search s ON ` + same + ` WHERE g.changed = 1`, nil},
+		{`DELETE FROM search_stage`, nil},
+	} {
+		if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
+			return fmt.Errorf("search index: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	return nil
+}
+
+// joinSearchText is a row's text: its parts on lines of their own, so a
+// term matches within one part (what the search's condition asks) and not
+// across two, unless it holds a line break.
+func joinSearchText(parts []string) string {
+	parts = slices.DeleteFunc(parts, func(p string) bool { return p == "" })
+	return strings.Join(parts, "\n")
+}
+
+// siteKind is the site's name of a feed record's kind.
+func siteKind(kind int) string {
+	if kind == kindEndpoint {
+		return KindEndpoint
+	}
+	return KindCard
+}
+
+// searchable reports whether the index can narrow a search for q.
+func searchable(q string) bool { return utf8.RuneCountInString(q) >= minSearchRunes }
+
+// ftsPhrase is q as an FTS5 phrase: with the trigram tokenizer, the rows
+// holding q as a substring, case folded.
+func ftsPhrase(q string) string { return `"` + strings.ReplaceAll(q, `"`, `""`) + `"` }
+
+// candidates returns, in key order, the servers after a key whose text
+// holds q; common is true (and keys nil) when more than
+// maxSearchCandidates rows hold it.
+func (s *SearchIndex) candidates(ctx context.Context, q string, after SiteKey) (keys []SiteKey, common bool, err error) {
+	keys, err = collect(ctx, s.idx, scanSiteKey, `SELECT s.kind, s.subject FROM site_search_fts f
+		JOIN site_search s ON s.id = f.rowid WHERE site_search_fts MATCH ? LIMIT ?`, ftsPhrase(q), maxSearchCandidates+1)
+	if err != nil {
+		return nil, false, fmt.Errorf("search index: %w", err)
+	}
+	if len(keys) > maxSearchCandidates {
+		return nil, true, nil
+	}
+	slices.SortFunc(keys, compareSiteKeys)
+	keys = slices.Compact(keys)
+	i, _ := slices.BinarySearchFunc(keys, after, compareSiteKeys)
+	if i < len(keys) && keys[i] == after {
+		i++
+	}
+	return keys[i:], false, nil
+}
+
+func scanSiteKey(rows *sql.Rows) (SiteKey, error) {
+	var k SiteKey
+	err := rows.Scan(&k.Kind, &k.Subject)
+	return k, err
+}
+
+func compareSiteKeys(a, b SiteKey) int {
+	if c := strings.Compare(a.Kind, b.Kind); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Subject, b.Subject)
+}

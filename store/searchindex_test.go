@@ -1,0 +1,163 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// TestSearchIndexAgreesWithScan: with a search index attached, the site's
+// search pages through exactly the servers a walk of every server finds, on
+// both databases: for terms in each searched field, rare and common, short
+// ones the index cannot answer, after the crawl and the Registry change and
+// the index is refreshed; and a server written after the last Refresh is
+// found only once the index is refreshed again.
+func TestSearchIndexAgreesWithScan(t *testing.T) { eachDialect(t, testSearchIndexAgreesWithScan) }
+
+func testSearchIndexAgreesWithScan(t *testing.T, dsn string) {
+	ctx := context.Background()
+	db := open(t, dsn, nil)
+	scan := open(t, dsn, nil) // the same database, never indexed
+	const reg = "https://registry.example"
+
+	// save writes domain i: a card (named by i) with i%3 endpoints, the
+	// first domains' with descriptions of their own, and every fifth
+	// domain's card declaring no endpoint.
+	save := func(i int, extra string) {
+		t.Helper()
+		d := fmt.Sprintf("d%02d.example", i)
+		if _, err := db.Enqueue(ctx, []string{d}, store.EnqueueOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var remotes []string
+		for j := range i % 3 {
+			remotes = append(remotes, fmt.Sprintf("https://mcp%d.%s/path%s", j, d, extra))
+		}
+		r := result(d, remotes...)
+		r.Cards[0].Name = fmt.Sprintf("com.example/server-%02d", i)
+		r.Cards[0].Title = fmt.Sprintf("Title %02d Ünïcode", i)
+		r.Cards[0].Description = "an MCP server" + extra
+		if len(remotes) == 0 {
+			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: r.CatalogURL, Identifier: "i", CardKey: r.Cards[0].Key})
+		}
+		if err := db.SaveDomain(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 30 {
+		save(i, "")
+	}
+	registry := func(name, url, description string) {
+		t.Helper()
+		e := store.RegistryEntry{Source: reg, Name: name, Version: "1.0.0", Status: "active", ReportedLatest: true,
+			ServerJSON: fmt.Sprintf(`{"name":%q,"version":"1.0.0","description":%q}`, name, description)}
+		if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: []store.RegistryEntry{e}}); err != nil {
+			t.Fatal(err)
+		}
+		doc := store.RegistryEntryDoc{Source: reg, Name: name, Version: "1.0.0", ChangedAt: db.Now()}
+		rs := []store.RegistryRemote{{URLNorm: url, URL: url, Type: "streamable-http"}}
+		if err := db.ReplaceRegistryRemotes(ctx, doc, "sha-"+name, rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	registry("io.example/only", "https://only.registry.example/mcp", "found only in the Registry: zebrafish")
+	registry("io.example/shared", "https://mcp1.d01.example/path", "also in a card: quokka")
+
+	ix, err := db.OpenSearchIndex(ctx, store.SearchIndexOptions{Path: filepath.Join(t.TempDir(), "search.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+
+	// walk pages through a search ten servers at a time.
+	walk := func(db *store.DB, q string) []string {
+		t.Helper()
+		var got []string
+		f := store.SiteFilter{Q: q, Limit: 10}
+		for range 100 {
+			page, err := db.SiteServers(ctx, f)
+			if err != nil {
+				t.Fatalf("search %q: %v", q, err)
+			}
+			for _, r := range page.Rows {
+				got = append(got, r.Kind+" "+r.Subject)
+			}
+			if page.Next == nil {
+				return got
+			}
+			f.After = *page.Next
+		}
+		t.Fatalf("search %q: more than 100 pages", q)
+		return nil
+	}
+	terms := []string{
+		"server-07",          // a name
+		"TITLE 1",            // a title, any case
+		"ünïcode",            // non-ASCII, as written
+		"an mcp server",      // a description: every card
+		"mcp1.d04",           // an endpoint URL
+		"d10.example",        // a listing domain (a card without endpoints)
+		"zebrafish",          // a Registry-only server's server.json
+		"quokka",             // the server.json of an endpoint a card declares too
+		"only.registry",      // a Registry-only endpoint's URL
+		"d2",                 // too short for the index
+		"nothing matches me", // nothing
+		`50%_"x`,             // LIKE's and FTS5's specials
+	}
+	// check compares every term's walks, with candidates collected whole
+	// and, with a bound of three, walked in key order.
+	check := func(when string) {
+		t.Helper()
+		defer func(old int) { *store.MaxSearchCandidates = old }(*store.MaxSearchCandidates)
+		for _, q := range terms {
+			want := walk(scan, q)
+			for _, bound := range []int{2000, 3} {
+				*store.MaxSearchCandidates = bound
+				if diff := cmp.Diff(want, walk(db, q)); diff != "" {
+					t.Errorf("%s, at most %d candidates: search %q, index against scan (-scan +index):\n%s", when, bound, q, diff)
+				}
+			}
+		}
+	}
+	if ix.Ready() {
+		t.Fatal("ready before its first refresh")
+	}
+	check("before the first refresh") // the scan answers
+	if _, err := ix.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !ix.Ready() {
+		t.Fatal("not ready after a refresh")
+	}
+	check("after the first refresh")
+	if got := walk(db, "zebrafish"); len(got) != 1 {
+		t.Fatalf("the index found %v for a Registry-only term, want one server", got)
+	}
+
+	// Cards change, a domain stops listing its endpoints, the Registry
+	// entry changes: a refresh brings each in.
+	save(31, " of the new kind")
+	if err := db.SaveDomain(ctx, result("d05.example")); err != nil {
+		t.Fatal(err)
+	}
+	registry("io.example/only", "https://only.registry.example/mcp", "renamed: narwhal")
+	terms = append(terms, "new kind", "narwhal", "d05.example")
+	if got := walk(db, "new kind"); len(got) != 0 {
+		t.Errorf("a server written after the last refresh was found before the next: %v", got)
+	}
+	if n, err := ix.Refresh(ctx); err != nil || n == 0 {
+		t.Fatalf("refresh after changes: %d records, %v", n, err)
+	}
+	check("after changes and a refresh")
+	if got := walk(db, "zebrafish"); len(got) != 0 {
+		t.Errorf("the old server.json is still found: %v", got)
+	}
+	if n, err := ix.Refresh(ctx); err != nil || n != 0 {
+		t.Errorf("a refresh with nothing new read %d records (%v), want 0", n, err)
+	}
+}
