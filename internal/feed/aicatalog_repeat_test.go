@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cardcrawl/cardcrawl/internal/feed"
 	"github.com/cardcrawl/cardcrawl/internal/feed/feedtest"
-	"github.com/cardcrawl/cardcrawl/store"
 )
 
 // TestAICatalogRepeatedIdentifier: through a real store, a card whose
@@ -20,11 +18,7 @@ import (
 // one; another version of the same identifier keeps it.
 func TestAICatalogRepeatedIdentifier(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "feed.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, _ := filledStore(t, 0)
 	for _, c := range []struct{ domain, version string }{{"a.example", "1.0.0"}, {"b.example", "1.0.0"}, {"c.example", "2.0.0"}} {
 		if err := feedtest.Save(ctx, db, 1, c.domain, feedtest.Card{Key: "https://" + c.domain + "/card",
 			Name: "com.example/x", Version: c.version, Identifier: "urn:air:pub.example:mcp:x",
