@@ -1,8 +1,15 @@
 package store
 
+import "context"
+
 // MaxSpanRecords lets the tests narrow the spans kept pages may have.
 var MaxSpanRecords = &maxSpanRecords
 
 // MaxSearchCandidates lets the tests take a search's common-term path with
 // few servers.
 var MaxSearchCandidates = &maxSearchCandidates
+
+// EachFeedEntryPaged is EachFeedEntry reading pages of size records.
+func (db *DB) EachFeedEntryPaged(ctx context.Context, filter FeedFilter, want Facts, size int, fn func(*FeedEntry) error) error {
+	return db.eachFeedEntry(ctx, filter, want, size, fn)
+}

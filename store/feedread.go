@@ -79,6 +79,11 @@ type FeedServer struct {
 	// registrySource is the registry of the entry a Registry-only record
 	// was read for.
 	registrySource string
+	// repeats: the record starts an entry whose publisher identifier and
+	// version an earlier entry has (FactRepeats).
+	repeats bool
+	// paired: its card is paired with a Registry entry (FactReconcile).
+	paired bool
 }
 
 // Removed reports whether the record is a tombstone.
@@ -135,6 +140,14 @@ const (
 	// FactCatalogCard: the card as the AI Catalog carries it inline; the
 	// AI Catalog's alone, so a zero Facts does not read it.
 	FactCatalogCard
+	// factEntryFirst: the first record of its card's entry, which a walk
+	// of entries (EachFeedEntry) orders and groups by, and no record
+	// prints.
+	factEntryFirst
+	// FactRepeats: in a walk of entries (EachFeedEntry), whether an
+	// earlier entry has the same publisher identifier and version
+	// (FeedEntry.Repeats); the AI Catalog's alone.
+	FactRepeats
 
 	// FactsBase asks for none of the parts above: a record's identity,
 	// card name, grade, times and listings only (zero would read all).
@@ -280,12 +293,16 @@ var feedCols = []feedCol{
 	{FactChange, "f.updated_at", func(x *feedScan) any { return &x.s.UpdatedAt }},
 	{FactChange, "f.removed_at", func(x *feedScan) any { return &x.removed }},
 	{FactChange, "f.removed_reason", func(x *feedScan) any { return &x.s.RemovedReason }},
-	{0, "f.entry_first", func(x *feedScan) any { return &x.s.entryFirst }},
+	{factEntryFirst, "f.entry_first", func(x *feedScan) any { return &x.s.entryFirst }},
 	{FactCategory, "COALESCE(sc.category, '')", func(x *feedScan) any { return &x.s.Category }},
 	{FactCategory, "COALESCE(sc.source, '')", func(x *feedScan) any { return &x.s.CategorySource }},
 	{FactCardParts, "f.remote", func(x *feedScan) any { return &x.s.Remote }},
 	{FactCardParts, "f.icons", func(x *feedScan) any { return &x.s.Icons }},
 	{FactCatalogCard, "f.catalog_card", func(x *feedScan) any { return &x.s.CatalogCard }},
+	// Few cards pair with a Registry entry: a lookup in the row's own
+	// query tells which, and only theirs are read (attachServerFacts).
+	{FactReconcile, "EXISTS (SELECT 1 FROM reconcile_results r WHERE r.card_key = f.card_key AND r.kind = 'pair')",
+		func(x *feedScan) any { return &x.s.paired }},
 }
 
 // feedColumns are every column of a record (feedColumnsOf).
@@ -376,10 +393,11 @@ func feedFromOf(want Facts, f FeedFilter) string {
 	return feedFrom
 }
 
-// feedScanner scans rows of feedColumnsOf(want); the parts not read are
-// left empty. A scanner reuses its destinations row after row: a read
-// builds one and scans all its rows with it, never concurrently.
-func feedScanner(want Facts) func(*sql.Rows) (FeedServer, error) {
+// feedScanner scans rows of feedColumnsOf(want) into a record; the parts
+// not read are left empty. A scanner reuses its destinations row after
+// row: a read builds one and scans all its rows with it, never
+// concurrently.
+func feedScanner(want Facts) func(*sql.Rows, *FeedServer) error {
 	want = wantAll(want)
 	var x feedScan
 	var dests []any
@@ -395,29 +413,42 @@ func feedScanner(want Facts) func(*sql.Rows) (FeedServer, error) {
 		}
 	}
 	dests = append(dests, &packed)
-	return func(rows *sql.Rows) (FeedServer, error) {
+	return func(rows *sql.Rows, s *FeedServer) error {
 		x = feedScan{}
 		if err := rows.Scan(dests...); err != nil {
-			return FeedServer{}, err
+			return err
 		}
 		if err := unpackText(packed, text); err != nil {
-			return FeedServer{}, err
+			return err
 		}
-		s := x.s
+		*s = x.s
 		if s.kind == kindEndpoint {
 			s.EndpointNorm = x.key
 		}
-		if x.findings != "" {
-			_ = json.Unmarshal([]byte(x.findings), &s.Findings) // written by findingCodesJSON
-		}
-		if s.Findings == nil {
-			s.Findings = []string{}
-		}
+		s.Findings = findingCodes(x.findings)
 		x.p.Outcome, x.p.ProbedAt = x.outcome, x.probedAt
 		s.setProbe(x.p, x.tools, x.decision, x.reason)
 		s.RemovedAt = x.removed.String
-		return s, nil
+		return nil
 	}
+}
+
+// noFindings is the findings of a card that has none: most cards, so
+// their records share it (nothing appends to a record's findings).
+var noFindings = []string{}
+
+// findingCodes decodes a record's finding codes as findingCodesJSON
+// wrote them ("" when not read).
+func findingCodes(stored string) []string {
+	if stored == "" || stored == "[]" {
+		return noFindings
+	}
+	var codes []string
+	_ = json.Unmarshal([]byte(stored), &codes) // written by findingCodesJSON
+	if codes == nil {
+		return noFindings
+	}
+	return codes
 }
 
 // setProbe gives a record its latest probe (none when p has no outcome)
@@ -522,49 +553,79 @@ func (r *readTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 // EachFeedServer calls fn for each record q selects, in feed order
 // (endpoints by normalised URL, then cards without remotes by key), a page
 // at a time in one read transaction: memory holds one page, however many
-// servers there are. fn must not use the database.
-func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(*FeedServer) error) error {
+// servers there are. fn must not use the database, nor keep s past its
+// return (a copy of *s is the caller's): the page's records are reused.
+func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedServer) error) error {
 	if !validSource(q.Source) {
 		return fmt.Errorf("read the feed: %w: source %q", ErrBadFilter, q.Source)
 	}
 	return db.readFeed(ctx, func(tx *sql.Tx) error {
 		rtx := db.reader(tx)
-		n := 0
 		cols, from, scan := feedColumnsOf(q.Facts), feedFromOf(q.Facts, q.FeedFilter), feedScanner(q.Facts)
-		return eachPage(feedReadPage, func(after FeedCursor) ([]FeedServer, error) {
+		where, args := q.where()
+		query := `SELECT ` + cols + ` FROM ` + from + `
+				WHERE (f.kind, f.key) > (?, ?) AND ` + where + ` ORDER BY f.kind, f.key LIMIT ?`
+		var page []FeedServer
+		var facts factScratch
+		after, n := q.After, 0
+		for {
 			size := feedReadPage
 			if q.Limit > 0 {
 				size = min(size, q.Limit-n)
 			}
 			if size <= 0 {
-				return nil, nil
+				return nil
 			}
-			if after == (FeedCursor{}) {
-				after = q.After
-			}
-			where, args := q.where()
-			args = append([]any{after.Kind, after.Key}, args...)
-			page, err := collect(ctx, rtx, scan, `SELECT `+cols+` FROM `+from+`
-				WHERE (f.kind, f.key) > (?, ?) AND `+where+` ORDER BY f.kind, f.key LIMIT ?`, append(args, size)...)
+			var err error
+			page, err = appendRows(ctx, rtx, page[:0], scan, query, append(append([]any{after.Kind, after.Key}, args...), size)...)
 			if err != nil {
-				return nil, fmt.Errorf("read the feed: %w", err)
+				return fmt.Errorf("read the feed: %w", err)
 			}
+			read := len(page)
 			if q.withRegistryOnly() {
 				more, err := registryOnlyPage(ctx, tx, q, after, size)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				page = mergePages(page, more, size)
+				read = len(page)
 			}
 			n += len(page)
 			if err := attachListings(ctx, rtx, page, q.whole()); err != nil {
-				return nil, err
+				return err
 			}
-			return page, attachServerFacts(ctx, rtx, page, q.Facts, q.whole())
-		}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(s FeedServer) error {
-			return fn(&s)
-		})
+			if err := facts.attachServerFacts(ctx, rtx, page, q.Facts, q.whole()); err != nil {
+				return err
+			}
+			for i := range page {
+				if err := fn(&page[i]); err != nil {
+					return err
+				}
+			}
+			if read < size {
+				return nil
+			}
+			after = page[len(page)-1].Cursor()
+		}
 	})
+}
+
+// appendRows runs a query and scans every row into the next element of
+// dst, appended: a walk reuses one page's records.
+func appendRows[T any](ctx context.Context, db rowsQuerier, dst []T, scan func(*sql.Rows, *T) error, query string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return dst, err
+	}
+	defer rows.Close()
+	var zero T
+	for rows.Next() {
+		dst = append(dst, zero)
+		if err := scan(rows, &dst[len(dst)-1]); err != nil {
+			return dst, err
+		}
+	}
+	return dst, rows.Err()
 }
 
 // whole reports whether a walk reads every listed record in key order: a
@@ -673,6 +734,11 @@ type FeedEntry struct {
 	// declared endpoints that left the Registry, and Records their
 	// tombstones.
 	Registry *FeedEntryRegistry
+	// Repeats, asked for with FactRepeats, is set on a card's entry whose
+	// publisher identifier (PublisherIdentifier of its first record) and
+	// version an earlier entry of the same walk has: the AI Catalog gives
+	// it an identifier of its own.
+	Repeats bool
 }
 
 // Removed reports whether every record of the entry is a tombstone.
@@ -695,8 +761,16 @@ func (e *FeedEntry) Removed() bool {
 // card none of whose records match is no entry.
 //
 // want selects the parts each record carries (FeedQuery.Facts), of the
-// columns only: facts beyond the card are not read here.
+// columns only: facts beyond the card are not read here. With
+// FactRepeats, each card's entry says whether an earlier one has its
+// publisher identifier and version (FeedEntry.Repeats).
 func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, fn func(*FeedEntry) error) error {
+	return db.eachFeedEntry(ctx, filter, want, feedReadPage, fn)
+}
+
+// eachFeedEntry is EachFeedEntry reading pages of size records.
+func (db *DB) eachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, size int, fn func(*FeedEntry) error) error {
+	want = wantAll(want) | factEntryFirst
 	cols, from, scan := feedColumnsOf(want), feedFromOf(want, filter), feedScanner(want)
 	return db.readFeed(ctx, func(sqlTx *sql.Tx) error {
 		tx := db.reader(sqlTx)
@@ -706,18 +780,30 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 			kind  int
 			key   string
 		}
-		err := eachPage(feedReadPage, func(after key) ([]FeedServer, error) {
+		var last struct{ card, first string } // the record before the page
+		var starts []int
+		err := eachPage(size, func(after key) ([]FeedServer, error) {
 			where, args := filter.and(`f.removed_at IS NULL AND (f.entry_first, f.kind, f.key) > (?, ?, ?)`,
 				[]any{after.first, after.kind, after.key})
-			page, err := collect(ctx, tx, scan, `SELECT `+cols+` FROM `+from+`
-				WHERE `+where+` ORDER BY f.entry_first, f.kind, f.key LIMIT ?`, append(args, feedReadPage)...)
+			page, err := appendRows(ctx, tx, nil, scan, `SELECT `+cols+` FROM `+from+`
+				WHERE `+where+` ORDER BY f.entry_first, f.kind, f.key LIMIT ?`, append(args, size)...)
 			if err != nil {
 				return nil, fmt.Errorf("read the feed: %w", err)
 			}
 			if err := attachListings(ctx, tx, page, false); err != nil {
 				return nil, err
 			}
-			return page, nil
+			if want&FactRepeats == 0 {
+				return page, nil
+			}
+			starts = starts[:0]
+			for i := range page {
+				if page[i].CardKey != last.card || page[i].entryFirst != last.first {
+					starts = append(starts, i)
+				}
+				last.card, last.first = page[i].CardKey, page[i].entryFirst
+			}
+			return page, markRepeats(ctx, tx, page, starts, filter)
 		}, func(s FeedServer) key { return key{s.entryFirst, s.kind, s.key()} }, func(s FeedServer) error {
 			if cur != nil && cur.CardKey == s.CardKey && cur.Records[0].entryFirst == s.entryFirst {
 				cur.Records = append(cur.Records, s)
@@ -728,7 +814,7 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 					return err
 				}
 			}
-			cur = &FeedEntry{CardKey: s.CardKey, Records: []FeedServer{s}}
+			cur = &FeedEntry{CardKey: s.CardKey, Records: []FeedServer{s}, Repeats: s.repeats}
 			return nil
 		})
 		if err == nil && cur != nil {
@@ -830,7 +916,7 @@ func readEntries(ctx context.Context, tx *readTx, keys []string, tombstones bool
 	}
 	list, args := inList(args)
 	where, args := filter.and(`f.card_key IN (`+list+`)`, args)
-	recs, err := collect(ctx, tx, feedScanner(allFacts), `SELECT `+feedColumns+` FROM `+feedFrom+`
+	recs, err := appendRows(ctx, tx, nil, feedScanner(allFacts), `SELECT `+feedColumns+` FROM `+feedFrom+`
 		WHERE `+where+` ORDER BY f.card_key, f.kind, f.key`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read the feed: %w", err)

@@ -272,34 +272,57 @@ func queryKeys(ctx context.Context, tx rowsQuerier, query string, keys []any, sp
 	return tx.QueryContext(ctx, strings.Replace(query, " IN (%s)", " BETWEEN ? AND ?", 1), lo, hi)
 }
 
+// keyIndex groups a page's records by a key: the keys in the order first
+// met (a query's IN list) and where each one's records are. A walk keeps
+// one from page to page (reset), its map cleared rather than made again.
+type keyIndex struct {
+	at   map[string][]int
+	keys []any
+}
+
+func (x *keyIndex) reset() {
+	if x.at == nil {
+		x.at = map[string][]int{}
+	}
+	clear(x.at)
+	x.keys = x.keys[:0]
+}
+
+func (x *keyIndex) add(key string, i int) {
+	if x.at[key] == nil {
+		x.keys = append(x.keys, key)
+	}
+	x.at[key] = append(x.at[key], i)
+}
+
+// factScratch is what attachServerFacts keeps from one page to the next
+// of a walk: the records by endpoint, card and namespace.
+type factScratch struct{ byNorm, byCard, byNS keyIndex }
+
 // attachServerFacts reads, for a page of records, the Registry entry
-// declaring each endpoint, the reconciliation of each card, the namespace
-// check of each name and each endpoint's probe history: four queries,
-// whatever the page holds; with span, the endpoints' by their range
-// (queryKeys).
-func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, want Facts, span bool) error {
+// declaring each endpoint, the reconciliation of each card that paired,
+// the namespace check of each name and each endpoint's probe history: four
+// queries, whatever the page holds; with span, the endpoints' by their
+// range (queryKeys).
+func (f *factScratch) attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, want Facts, span bool) error {
 	if len(page) == 0 {
 		return nil
 	}
 	want = wantAll(want)
-	byNorm := map[string][]int{}
-	byCard := map[string][]int{}
-	var norms, cards []any
+	f.byNorm.reset()
+	f.byCard.reset()
+	f.byNS.reset()
+	byNorm, byCard := f.byNorm.at, f.byCard.at
 	for i := range page {
 		s := &page[i]
 		if s.EndpointNorm != "" {
-			if byNorm[s.EndpointNorm] == nil {
-				norms = append(norms, s.EndpointNorm)
-			}
-			byNorm[s.EndpointNorm] = append(byNorm[s.EndpointNorm], i)
+			f.byNorm.add(s.EndpointNorm, i)
 		}
-		if s.CardKey != "" {
-			if byCard[s.CardKey] == nil {
-				cards = append(cards, s.CardKey)
-			}
-			byCard[s.CardKey] = append(byCard[s.CardKey], i)
+		if s.CardKey != "" && s.paired {
+			f.byCard.add(s.CardKey, i)
 		}
 	}
+	norms, cards := f.byNorm.keys, f.byCard.keys
 	if len(norms) > 0 && want&FactRegistry != 0 {
 		rows, err := queryKeys(ctx, tx, registryFactsQuery, norms, span)
 		if err != nil {
@@ -394,22 +417,16 @@ func attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, w
 	if want&FactNamespace == 0 {
 		return nil
 	}
-	byNS := map[string][]int{}
-	var spaces []any
 	for i := range page {
 		name := page[i].Name
 		if name == "" && page[i].Registry != nil {
 			name = page[i].Registry.Name
 		}
-		ns, _, found := strings.Cut(name, "/")
-		if !found || ns == "" {
-			continue
+		if ns, _, found := strings.Cut(name, "/"); found && ns != "" {
+			f.byNS.add(ns, i)
 		}
-		if byNS[ns] == nil {
-			spaces = append(spaces, ns)
-		}
-		byNS[ns] = append(byNS[ns], i)
 	}
+	byNS, spaces := f.byNS.at, f.byNS.keys
 	if len(spaces) == 0 {
 		return nil
 	}

@@ -28,61 +28,107 @@ type CatalogOptions struct {
 	HostName string
 }
 
-// errNoIdentifier: the publisher gave the card no identifier.
-var errNoIdentifier = errors.New("no publisher identifier")
-
 // directoryCatalog builds the AI Catalog of the discovered cards an entry
 // at a time, keeping each entry's original identifier: the publisher's,
 // from the catalog entry that listed the card (how a client recognises one
 // server across catalogs). Each entry points at the card where it was found
 // (url), or carries an inline card (data). Where the publisher gave none (a
-// card found at a legacy path, whose listing repeats the card URL) or the
-// same identifier and version would appear twice, an identifier is minted
-// under PublisherDomain; without one such entries are left out and counted
-// in skipped. The host block says who aggregated the catalog.
+// card found at a legacy path, whose listing repeats the card URL), where
+// an earlier entry has the same identifier and version (the store says so:
+// store.FeedEntry.Repeats, nothing is remembered here), or where the
+// publisher's identifier is one this catalog mints (under
+// PublisherDomain: only this catalog names things there, so two entries
+// never share one), an identifier is minted under PublisherDomain; without
+// one such entries are left out and counted in skipped. The host block says
+// who aggregated the catalog.
 type directoryCatalog struct {
 	o       CatalogOptions
-	used    map[string]bool // identifier + version: one string per entry written
 	skipped int
 }
 
 func newDirectoryCatalog(o CatalogOptions) *directoryCatalog {
-	return &directoryCatalog{o: o, used: map[string]bool{}}
+	return &directoryCatalog{o: o}
 }
 
-// entry is the catalog entry of a card, described by r (its first record)
-// and card (the card as the catalog carries it inline:
-// store.FeedServer.CatalogCard), or nil when it is left out.
-func (c *directoryCatalog) entry(r Record, card json.RawMessage) map[string]any {
-	e := map[string]any{"type": "application/mcp-server-card+json"}
+// catalogEntry is the AI Catalog entry of a card.
+type catalogEntry struct {
+	// URL is the card's, or Data the card inline (as the store keeps it:
+	// compact JSON).
+	URL         string
+	Data        json.RawMessage
+	Identifier  string
+	Version     string
+	DisplayName string
+	// FoundIn and CardKey make its extensions, when it was listed.
+	FoundIn, CardKey string
+	Listed           bool
+}
+
+// entry is the catalog entry of a card, described by r (its first record),
+// id (its publisher's identifier: store.PublisherIdentifier, "" when none),
+// repeats (an earlier entry has id and r's version) and card (the card as
+// the catalog carries it inline: store.FeedServer.CatalogCard); ok is
+// false when it is left out.
+func (c *directoryCatalog) entry(r *Record, id string, repeats bool, card json.RawMessage) (e catalogEntry, ok bool) {
 	switch {
-	case byURL(r):
-		e["url"] = r.CardURL
+	case byURL(*r):
+		e.URL = r.CardURL
 	case card != nil:
-		e["data"] = card
+		e.Data = card
 	default:
-		return nil
+		return e, false
 	}
-	id, err := publisherIdentifier(r)
-	if err != nil || c.used[id+"\x00"+r.Version] {
+	if id == "" || repeats || c.minted(id) {
 		if c.o.PublisherDomain == "" {
 			c.skipped++
-			return nil
+			return e, false
 		}
 		id = MintIdentifier(c.o.PublisherDomain, r.CardKey)
 	}
-	c.used[id+"\x00"+r.Version] = true
-	e["identifier"] = id
-	if r.Version != "" {
-		e["version"] = r.Version
-	}
-	if name := firstNonEmpty(r.Title, r.Name); name != "" {
-		e["displayName"] = name
-	}
+	e.Identifier, e.Version, e.DisplayName = id, r.Version, firstNonEmpty(r.Title, r.Name)
 	if len(r.ListedBy) > 0 {
-		e["extensions"] = map[string]any{MetaKey: map[string]any{"foundIn": r.ListedBy[0].CatalogURL, "cardKey": r.CardKey}}
+		e.Listed, e.FoundIn, e.CardKey = true, r.ListedBy[0].CatalogURL, r.CardKey
 	}
-	return e
+	return e, true
+}
+
+// errEmptyCard: an inline card the store kept no copy of.
+var errEmptyCard = errors.New("inline card without its catalog copy")
+
+// appendCatalogEntry appends e as encoding/json writes the entry's map
+// (members in key order, HTML not escaped), without reflection: encoding
+// the entries was a sixth of an AI Catalog export's CPU.
+// TestCatalogEntryMatchesEncodingJSON holds the two to the same bytes.
+func appendCatalogEntry(b []byte, e *catalogEntry) ([]byte, error) {
+	o := startObject(b)
+	if e.Data != nil {
+		if len(e.Data) == 0 {
+			return b, errEmptyCard
+		}
+		o.raw("data", e.Data)
+	}
+	o.strOmit("displayName", e.DisplayName)
+	if e.Listed {
+		ext := startObject(o.key("extensions").b)
+		n := startObject(ext.key(MetaKey).b)
+		n.str("cardKey", e.CardKey)
+		n.str("foundIn", e.FoundIn)
+		ext.b = n.close()
+		o.b = ext.close()
+	}
+	o.str("identifier", e.Identifier)
+	o.str("type", "application/mcp-server-card+json")
+	if e.Data == nil {
+		o.str("url", e.URL)
+	}
+	o.strOmit("version", e.Version)
+	return o.close(), nil
+}
+
+// minted reports whether id is in the namespace this catalog mints in
+// (MintIdentifier under PublisherDomain).
+func (c *directoryCatalog) minted(id string) bool {
+	return c.o.PublisherDomain != "" && strings.HasPrefix(id, mintPrefix(c.o.PublisherDomain))
 }
 
 // registryEntry is the catalog entry of a Registry entry of servers no
@@ -105,12 +151,6 @@ func (c *directoryCatalog) registryEntry(r *store.FeedEntryRegistry) map[string]
 	card := registryCard(r.ServerJSON)
 	server := registryServerURL(r.Source, r.Name)
 	id := MintIdentifier(c.o.PublisherDomain, server)
-	key := id + "\x00" + card.Version
-	if c.used[key] {
-		c.skipped++
-		return nil
-	}
-	c.used[key] = true
 	e := map[string]any{"type": "application/mcp-server-card+json", "data": card, "identifier": id,
 		"extensions": map[string]any{MetaKey: map[string]any{
 			"foundIn":  server + "/versions/" + url.PathEscape(r.Version),
@@ -167,23 +207,30 @@ func writeAICatalog(ctx context.Context, w io.Writer, src Source, opts WriteOpti
 		return fmt.Errorf("write ai-catalog: %w", err)
 	}
 	arr := jsonstream.New(w, "  ")
+	var raw []byte
 	// The store keeps each inline card as the catalog carries it.
-	err := src.EachFeedEntry(ctx, opts.Filter, store.FactsBase|store.FactCatalogCard, func(e *store.FeedEntry) error {
+	err := src.EachFeedEntry(ctx, opts.Filter, store.FactsBase|store.FactCatalogCard|store.FactRepeats, func(e *store.FeedEntry) error {
 		if e.Registry != nil {
 			if entry := c.registryEntry(e.Registry); entry != nil {
 				return arr.Add(entry)
 			}
 			return nil
 		}
-		r := NewRecord(&e.Records[0])
+		first := &e.Records[0]
+		r := NewRecord(first)
 		var card json.RawMessage
 		if !byURL(r) {
-			card = json.RawMessage(e.Records[0].CatalogCard)
+			card = json.RawMessage(first.CatalogCard)
 		}
-		if entry := c.entry(r, card); entry != nil {
-			return arr.Add(entry)
+		entry, ok := c.entry(&r, store.PublisherIdentifier(first.CardKey, first.Listings), e.Repeats, card)
+		if !ok {
+			return nil
 		}
-		return nil
+		var err error
+		if raw, err = appendCatalogEntry(raw[:0], &entry); err != nil {
+			return err
+		}
+		return arr.AddRaw(raw)
 	})
 	if err == nil {
 		err = arr.Close()
@@ -206,26 +253,18 @@ func writeAICatalog(ctx context.Context, w io.Writer, src Source, opts WriteOpti
 	return nil
 }
 
-// publisherIdentifier is the identifier the publisher's catalog gave the
-// card: the first listing's (listings are in domain, catalog order). A
-// listing that only repeats the card's own URL was made up by the crawler
-// for a card found without a catalog.
-func publisherIdentifier(r Record) (string, error) {
-	for _, l := range r.ListedBy {
-		if l.Identifier != "" && l.Identifier != r.CardKey && l.CatalogURL != r.CardKey {
-			return l.Identifier, nil
-		}
-	}
-	return "", errNoIdentifier
-}
-
 // MintIdentifier is the identifier an aggregator at domain gives a card
 // whose publisher gave none: urn:air:DOMAIN:mcp-server-card: and the first 16
 // hex digits of the SHA-256 of the card key (its URL, or catalog URL and
 // JSON pointer). It is stable as long as the card stays where it is.
 func MintIdentifier(domain, cardKey string) string {
 	sum := sha256.Sum256([]byte(cardKey))
-	return "urn:air:" + strings.ToLower(domain) + ":mcp-server-card:" + hex.EncodeToString(sum[:8])
+	return mintPrefix(domain) + hex.EncodeToString(sum[:8])
+}
+
+// mintPrefix is what every identifier minted under domain starts with.
+func mintPrefix(domain string) string {
+	return "urn:air:" + strings.ToLower(domain) + ":mcp-server-card:"
 }
 
 func firstNonEmpty(s ...string) string {

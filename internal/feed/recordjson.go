@@ -208,6 +208,11 @@ func (o *object) raw(k string, v json.RawMessage) {
 		o.b = append(o.b, "null"...)
 		return
 	}
+	if !bytes.ContainsAny(v, " \t\r\n") {
+		// Compact already, as the store writes JSON (and valid: rawOr).
+		o.b = append(o.b, v...)
+		return
+	}
 	buf := bytes.NewBuffer(o.b)
 	if err := json.Compact(buf, v); err != nil {
 		buf.WriteString("null")

@@ -111,7 +111,12 @@ func newEncoder(w io.Writer) *json.Encoder {
 func writeJSONL(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
 	enc := newEncoder(w)
 	var line []byte
-	err := src.EachFeedServer(ctx, store.FeedQuery{Since: opts.Since, FeedFilter: opts.Filter}, func(s *store.FeedServer) error {
+	q := store.FeedQuery{Since: opts.Since, FeedFilter: opts.Filter, Facts: recordFacts}
+	if opts.Since == "" {
+		// Every record is listed, and updatedAt is the delta's alone.
+		q.Facts &^= store.FactChange
+	}
+	err := src.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
 		if s.Removed() {
 			return enc.Encode(NewTombstone(s))
 		}
@@ -128,6 +133,12 @@ func writeJSONL(ctx context.Context, w io.Writer, src Source, opts WriteOptions)
 	}
 	return nil
 }
+
+// recordFacts are the parts of a stored record a Record carries: all but
+// the card's remote and icons, which the Registry shape alone prints.
+const recordFacts = store.FactRegistry | store.FactProbeHistory | store.FactReconcile | store.FactNamespace |
+	store.FactServer | store.FactCardText | store.FactFindings | store.FactProbe | store.FactDecision |
+	store.FactCategory | store.FactChange
 
 // CSVHeader names the CSV columns, in order.
 var CSVHeader = []string{"endpoint", "transport", "templated", "name", "title", "version", "grade", "card_url",

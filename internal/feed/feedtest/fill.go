@@ -220,6 +220,9 @@ type Card struct {
 	// empty.
 	JSON    string
 	Remotes []string // streamable-http endpoints it declares
+	// Identifier is what the domain's catalog calls it;
+	// urn:example:DOMAIN:N (its place in cards) when empty.
+	Identifier string
 }
 
 // Save crawls domain once more as listing exactly these cards (none: the
@@ -261,7 +264,11 @@ func Save(ctx context.Context, db *store.DB, runID int64, domain string, cards .
 			Name: c.Name, Title: c.Title, Version: c.Version, Description: c.Description, WebsiteURL: c.WebsiteURL, Grade: grade,
 			Findings: findingList(findings), JSON: []byte(doc)}
 		r.Cards = append(r.Cards, card)
-		list(&r, fmt.Sprintf("urn:example:%s:%d", domain, i), card, rs)
+		ident := c.Identifier
+		if ident == "" {
+			ident = fmt.Sprintf("urn:example:%s:%d", domain, i)
+		}
+		list(&r, ident, card, rs)
 	}
 	return save(ctx, db, r)
 }
