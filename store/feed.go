@@ -223,6 +223,10 @@ func feedAfterDomain(tx *txw, now string, r DomainResult, beforeList, afterList 
 	return f.finish()
 }
 
+// entryKey is a record's own entry_first value, as entryFirst computes
+// it: its kind as text, then its key.
+func entryKey(k feedKey) string { return strconv.Itoa(k.kind) + k.key }
+
 // entryFirst is the first live record of a card's entry, as entry_first
 // holds it.
 const entryFirst = `SELECT MIN(CAST(g.kind AS TEXT) || g.key) FROM feed_servers g WHERE g.card_key = ? AND g.removed_at IS NULL`
@@ -357,15 +361,19 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 		return err
 	}
 	// A re-fetch or re-decision that changed nothing a mirror must hear
-	// about keeps updated_at.
+	// about keeps updated_at. A record that comes (back) to life starts
+	// as the first of its card's entry: finish puts right what that gets
+	// wrong, but for the usual card of one record, new in this crawl,
+	// there is then nothing to put right, where an empty entry_first
+	// cost a second write of the row and its index.
 	keep := exists && oldLive && old.meaning == now.meaning && !listingChanged
 	m := now.meaning
 	_, err = f.tx.exec(`INSERT INTO feed_servers (kind, key, endpoint, transport, templated, card_key, card_url,
 		card_inline, card_sha256, name, title, version, description, website_url, repository, grade, findings, first_seen,
 		last_seen, probe_outcome, probed_at, probe_transport, probe_protocol, probe_server_name, probe_server_version,
 		probe_tool_count, probe_partial, decision, decision_reason, updated_at, removed_at, removed_reason, seq, remote,
-		icons, catalog_card)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, '', ?, ?, ?, ?)
+		icons, catalog_card, entry_first)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, '', ?, ?, ?, ?, ?)
 		ON CONFLICT (kind, key) DO UPDATE SET endpoint = excluded.endpoint, transport = excluded.transport,
 		  templated = excluded.templated, card_key = excluded.card_key, card_url = excluded.card_url,
 		  card_inline = excluded.card_inline, card_sha256 = excluded.card_sha256, name = excluded.name,
@@ -379,12 +387,13 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 		  decision = excluded.decision, decision_reason = excluded.decision_reason,
 		  updated_at = CASE WHEN ? = 1 THEN feed_servers.updated_at ELSE excluded.updated_at END,
 		  removed_at = NULL, removed_reason = '', seq = excluded.seq, remote = excluded.remote, icons = excluded.icons,
-		  catalog_card = excluded.catalog_card`,
+		  catalog_card = excluded.catalog_card,
+		  entry_first = CASE WHEN feed_servers.removed_at IS NULL THEN feed_servers.entry_first ELSE excluded.entry_first END`,
 		k.kind, k.key, m.endpoint, m.transport, m.templated, m.cardKey, m.cardURL, m.cardInline,
 		m.cardSHA, m.name, m.title, m.version, m.description, m.website, m.repo, m.grade, m.findings, now.firstSeen,
 		now.lastSeen, m.probeOutcome, now.probedAt, m.probeTransport, m.probeProtocol, m.probeServerName,
 		m.probeServerVersion, m.probeTools, m.probePartial, now.decision, now.decisionReason,
-		f.now, seq, m.remote, m.icons, m.catalogCard, keep)
+		f.now, seq, m.remote, m.icons, m.catalogCard, entryKey(k), keep)
 	if err != nil {
 		return fmt.Errorf("write feed record %s: %w", k.key, err)
 	}
