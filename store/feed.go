@@ -325,13 +325,18 @@ func feedAfterProbe(tx *txw, now, remoteNorm string) error {
 // listing chain did, listingChanged), and a record no longer listed becomes
 // a tombstone with reason.
 func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
-	now, live, err := f.compute(k)
+	now, live, recorded, err := f.compute(k)
 	if err != nil {
 		return err
 	}
-	old, oldLive, exists, err := f.stored(k)
-	if err != nil {
-		return err
+	// A live record compute found no row for (one new in this crawl) has
+	// nothing stored to read.
+	var old feedRow
+	var oldLive, exists bool
+	if !live || recorded {
+		if old, oldLive, exists, err = f.stored(k); err != nil {
+			return err
+		}
 	}
 	if exists && oldLive {
 		f.cards[old.meaning.cardKey] = true
@@ -410,12 +415,11 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 const bestCardOrder = `CASE c.grade WHEN 'near_conformant' THEN 1 WHEN 'non_conformant' THEN 2 ELSE 0 END, c.key`
 
 // compute builds the record as the crawl's tables say it is now; live is
-// false when nothing lists it.
-func (f *feedTx) compute(k feedKey) (feedRow, bool, error) {
-	var r feedRow
+// false when nothing lists it. When live, recorded says whether
+// feed_servers has a row for it (live or a tombstone).
+func (f *feedTx) compute(k feedKey) (r feedRow, live, recorded bool, err error) {
 	m := &r.meaning
 	var findings, cardJSON sql.NullString
-	var err error
 	if k.kind == kindEndpoint {
 		// The endpoint, its best card, its latest probe and decision: one
 		// query, as this runs for every record a crawl touches.
@@ -424,7 +428,8 @@ func (f *feedTx) compute(k feedKey) (feedRow, bool, error) {
 			c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version, c.description, c.website_url, c.grade,
 			c.findings, COALESCE(p.outcome, ''), COALESCE(p.probed_at, ''), COALESCE(p.transport, ''),
 			COALESCE(p.protocol, ''), COALESCE(p.server_name, ''), COALESCE(p.server_version, ''), p.tool_count,
-			COALESCE(p.result, ''), COALESCE(d.decision, ''), COALESCE(d.reason, '')
+			COALESCE(p.result, ''), COALESCE(d.decision, ''), COALESCE(d.reason, ''),
+			EXISTS (SELECT 1 FROM feed_servers s WHERE s.kind = 0 AND s.key = r.url_norm)
 			FROM remotes r JOIN listings l ON l.remote_norm = r.url_norm AND l.active = TRUE
 			JOIN cards c ON c.key = l.card_key
 			LEFT JOIN probes p ON p.id = (SELECT MAX(id) FROM probes WHERE remote_norm = r.url_norm)
@@ -433,21 +438,22 @@ func (f *feedTx) compute(k feedKey) (feedRow, bool, error) {
 			&r.firstSeen, &r.lastSeen, &m.cardKey, &m.cardURL, &m.cardInline, &m.cardSHA, &m.name, &m.title, &m.version,
 			&m.description, &m.website, &m.grade, &findings, &m.probeOutcome, &r.probedAt, &m.probeTransport,
 			&m.probeProtocol, &m.probeServerName, &m.probeServerVersion, &m.probeTools, &result, &r.decision,
-			&r.decisionReason)
+			&r.decisionReason, &recorded)
 		m.probePartial = partial(result)
 	} else {
 		err = f.tx.queryRow(`SELECT c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version,
-			c.description, c.website_url, c.grade, c.findings, c.first_seen, c.last_seen
+			c.description, c.website_url, c.grade, c.findings, c.first_seen, c.last_seen,
+			EXISTS (SELECT 1 FROM feed_servers s WHERE s.kind = 1 AND s.key = c.key)
 			FROM cards c WHERE c.key = ? AND EXISTS (SELECT 1 FROM listings l
 			  WHERE l.card_key = c.key AND l.remote_norm = '' AND l.active = TRUE)`, k.key).Scan(&m.cardKey, &m.cardURL,
 			&m.cardInline, &m.cardSHA, &m.name, &m.title, &m.version, &m.description, &m.website, &m.grade, &findings,
-			&r.firstSeen, &r.lastSeen)
+			&r.firstSeen, &r.lastSeen, &recorded)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, false, nil
+		return r, false, false, nil
 	}
 	if err != nil {
-		return r, false, fmt.Errorf("feed record %s: %w", k.key, err)
+		return r, false, false, fmt.Errorf("feed record %s: %w", k.key, err)
 	}
 	m.findings = findingCodesJSON(findings.String)
 	inline := !CardByURL(m.cardURL, m.cardInline)
@@ -455,13 +461,13 @@ func (f *feedTx) compute(k feedKey) (feedRow, bool, error) {
 	parts, ok := f.parts[partsKey]
 	if !ok {
 		if err := f.tx.queryRow(`SELECT json FROM cards WHERE key = ?`, m.cardKey).Scan(&cardJSON); err != nil {
-			return r, false, fmt.Errorf("card %s: %w", m.cardKey, err)
+			return r, false, false, fmt.Errorf("card %s: %w", m.cardKey, err)
 		}
 		parts = decodeCardParts(cardJSON.String, inline)
 		f.parts[partsKey] = parts
 	}
 	m.repo, m.icons, m.remote, m.catalogCard = parts.repo, parts.icons, parts.remoteJSON(m.endpoint), parts.catalogCard
-	return r, true, nil
+	return r, true, recorded, nil
 }
 
 // stored reads the record as feed_servers holds it.
