@@ -70,7 +70,9 @@ type feedTx struct {
 	// transaction: a card with thousands of remotes is decoded once.
 	parts map[string]cardParts
 	// cards are the describing cards of records written in this
-	// transaction, before and after: their entries' order is redone.
+	// transaction, before and after: their entries' order is redone where
+	// the value is true. False marks a card whose one live record came to
+	// life here as its first: its entry_first is right as inserted.
 	cards map[string]bool
 	// live is how far this transaction moved the count of listed records
 	// and not yet wrote: one statement per transaction, not per record.
@@ -246,6 +248,9 @@ func (f *feedTx) finish() error {
 	}
 	slices.Sort(keys)
 	for _, card := range keys {
+		if !f.cards[card] {
+			continue
+		}
 		res, err := f.tx.exec(`UPDATE feed_servers SET entry_first = (`+entryFirst+`)
 			WHERE card_key = ? AND removed_at IS NULL AND entry_first <> (`+entryFirst+`)`, card, card, card)
 		if err != nil {
@@ -325,15 +330,16 @@ func feedAfterProbe(tx *txw, now, remoteNorm string) error {
 // listing chain did, listingChanged), and a record no longer listed becomes
 // a tombstone with reason.
 func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
-	now, live, recorded, err := f.compute(k)
+	now, c, err := f.compute(k)
 	if err != nil {
 		return err
 	}
+	live := c.live
 	// A live record compute found no row for (one new in this crawl) has
 	// nothing stored to read.
 	var old feedRow
 	var oldLive, exists bool
-	if !live || recorded {
+	if !live || c.recorded {
 		if old, oldLive, exists, err = f.stored(k); err != nil {
 			return err
 		}
@@ -342,7 +348,12 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 		f.cards[old.meaning.cardKey] = true
 	}
 	if live {
-		f.cards[now.meaning.cardKey] = true
+		card := now.meaning.cardKey
+		_, seen := f.cards[card]
+		// The first live record of its card is its entry's first as
+		// inserted (entryKey): finish has nothing to redo for the card
+		// unless another of its records changes in this transaction.
+		f.cards[card] = seen || (exists && oldLive) || c.cardLive
 	}
 	switch {
 	case !live && (!exists || !oldLive):
@@ -414,10 +425,16 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 // not depend on crawl order.
 const bestCardOrder = `CASE c.grade WHEN 'near_conformant' THEN 1 WHEN 'non_conformant' THEN 2 ELSE 0 END, c.key`
 
-// compute builds the record as the crawl's tables say it is now; live is
-// false when nothing lists it. When live, recorded says whether
-// feed_servers has a row for it (live or a tombstone).
-func (f *feedTx) compute(k feedKey) (r feedRow, live, recorded bool, err error) {
+// computed is what compute learns besides the record.
+type computed struct {
+	live     bool // something lists the record
+	recorded bool // feed_servers has a row for it (live or a tombstone)
+	cardLive bool // its describing card has a live record in feed_servers
+}
+
+// compute builds the record as the crawl's tables say it is now; when
+// nothing lists it, c.live is false and the rest is unset.
+func (f *feedTx) compute(k feedKey) (r feedRow, c computed, err error) {
 	m := &r.meaning
 	var findings, cardJSON sql.NullString
 	if k.kind == kindEndpoint {
@@ -429,7 +446,8 @@ func (f *feedTx) compute(k feedKey) (r feedRow, live, recorded bool, err error) 
 			c.findings, COALESCE(p.outcome, ''), COALESCE(p.probed_at, ''), COALESCE(p.transport, ''),
 			COALESCE(p.protocol, ''), COALESCE(p.server_name, ''), COALESCE(p.server_version, ''), p.tool_count,
 			COALESCE(p.result, ''), COALESCE(d.decision, ''), COALESCE(d.reason, ''),
-			EXISTS (SELECT 1 FROM feed_servers s WHERE s.kind = 0 AND s.key = r.url_norm)
+			EXISTS (SELECT 1 FROM feed_servers s WHERE s.kind = 0 AND s.key = r.url_norm),
+			EXISTS (SELECT 1 FROM feed_servers s WHERE s.card_key = c.key AND s.removed_at IS NULL)
 			FROM remotes r JOIN listings l ON l.remote_norm = r.url_norm AND l.active = TRUE
 			JOIN cards c ON c.key = l.card_key
 			LEFT JOIN probes p ON p.id = (SELECT MAX(id) FROM probes WHERE remote_norm = r.url_norm)
@@ -438,36 +456,38 @@ func (f *feedTx) compute(k feedKey) (r feedRow, live, recorded bool, err error) 
 			&r.firstSeen, &r.lastSeen, &m.cardKey, &m.cardURL, &m.cardInline, &m.cardSHA, &m.name, &m.title, &m.version,
 			&m.description, &m.website, &m.grade, &findings, &m.probeOutcome, &r.probedAt, &m.probeTransport,
 			&m.probeProtocol, &m.probeServerName, &m.probeServerVersion, &m.probeTools, &result, &r.decision,
-			&r.decisionReason, &recorded)
+			&r.decisionReason, &c.recorded, &c.cardLive)
 		m.probePartial = partial(result)
 	} else {
 		err = f.tx.queryRow(`SELECT c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version,
 			c.description, c.website_url, c.grade, c.findings, c.first_seen, c.last_seen,
-			EXISTS (SELECT 1 FROM feed_servers s WHERE s.kind = 1 AND s.key = c.key)
+			EXISTS (SELECT 1 FROM feed_servers s WHERE s.kind = 1 AND s.key = c.key),
+			EXISTS (SELECT 1 FROM feed_servers s WHERE s.card_key = c.key AND s.removed_at IS NULL)
 			FROM cards c WHERE c.key = ? AND EXISTS (SELECT 1 FROM listings l
 			  WHERE l.card_key = c.key AND l.remote_norm = '' AND l.active = TRUE)`, k.key).Scan(&m.cardKey, &m.cardURL,
 			&m.cardInline, &m.cardSHA, &m.name, &m.title, &m.version, &m.description, &m.website, &m.grade, &findings,
-			&r.firstSeen, &r.lastSeen, &recorded)
+			&r.firstSeen, &r.lastSeen, &c.recorded, &c.cardLive)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, false, false, nil
+		return r, computed{}, nil
 	}
 	if err != nil {
-		return r, false, false, fmt.Errorf("feed record %s: %w", k.key, err)
+		return r, computed{}, fmt.Errorf("feed record %s: %w", k.key, err)
 	}
+	c.live = true
 	m.findings = findingCodesJSON(findings.String)
 	inline := !CardByURL(m.cardURL, m.cardInline)
 	partsKey := cardPartsKey(m.cardKey, m.cardSHA, inline)
 	parts, ok := f.parts[partsKey]
 	if !ok {
 		if err := f.tx.queryRow(`SELECT json FROM cards WHERE key = ?`, m.cardKey).Scan(&cardJSON); err != nil {
-			return r, false, false, fmt.Errorf("card %s: %w", m.cardKey, err)
+			return r, computed{}, fmt.Errorf("card %s: %w", m.cardKey, err)
 		}
 		parts = decodeCardParts(cardJSON.String, inline)
 		f.parts[partsKey] = parts
 	}
 	m.repo, m.icons, m.remote, m.catalogCard = parts.repo, parts.icons, parts.remoteJSON(m.endpoint), parts.catalogCard
-	return r, true, recorded, nil
+	return r, c, nil
 }
 
 // stored reads the record as feed_servers holds it.
