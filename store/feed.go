@@ -70,7 +70,9 @@ type feedTx struct {
 	// transaction: a card with thousands of remotes is decoded once.
 	parts map[string]cardParts
 	// cards are the describing cards of records written in this
-	// transaction, before and after: their entries' order is redone.
+	// transaction, before and after: their entries' order is redone where
+	// the value is true. False marks a card whose one live record came to
+	// life here as its first: its entry_first is right as inserted.
 	cards map[string]bool
 	// live is how far this transaction moved the count of listed records
 	// and not yet wrote: one statement per transaction, not per record.
@@ -223,6 +225,10 @@ func feedAfterDomain(tx *txw, now string, r DomainResult, beforeList, afterList 
 	return f.finish()
 }
 
+// entryKey is a record's own entry_first value, as entryFirst computes
+// it: its kind as text, then its key.
+func entryKey(k feedKey) string { return strconv.Itoa(k.kind) + k.key }
+
 // entryFirst is the first live record of a card's entry, as entry_first
 // holds it.
 const entryFirst = `SELECT MIN(CAST(g.kind AS TEXT) || g.key) FROM feed_servers g WHERE g.card_key = ? AND g.removed_at IS NULL`
@@ -242,6 +248,9 @@ func (f *feedTx) finish() error {
 	}
 	slices.Sort(keys)
 	for _, card := range keys {
+		if !f.cards[card] {
+			continue
+		}
 		res, err := f.tx.exec(`UPDATE feed_servers SET entry_first = (`+entryFirst+`)
 			WHERE card_key = ? AND removed_at IS NULL AND entry_first <> (`+entryFirst+`)`, card, card, card)
 		if err != nil {
@@ -321,19 +330,30 @@ func feedAfterProbe(tx *txw, now, remoteNorm string) error {
 // listing chain did, listingChanged), and a record no longer listed becomes
 // a tombstone with reason.
 func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
-	now, live, err := f.compute(k)
+	now, c, err := f.compute(k)
 	if err != nil {
 		return err
 	}
-	old, oldLive, exists, err := f.stored(k)
-	if err != nil {
-		return err
+	live := c.live
+	// A live record compute found no row for (one new in this crawl) has
+	// nothing stored to read.
+	var old feedRow
+	var oldLive, exists bool
+	if !live || c.recorded {
+		if old, oldLive, exists, err = f.stored(k); err != nil {
+			return err
+		}
 	}
 	if exists && oldLive {
 		f.cards[old.meaning.cardKey] = true
 	}
 	if live {
-		f.cards[now.meaning.cardKey] = true
+		card := now.meaning.cardKey
+		_, seen := f.cards[card]
+		// The first live record of its card is its entry's first as
+		// inserted (entryKey): finish has nothing to redo for the card
+		// unless another of its records changes in this transaction.
+		f.cards[card] = seen || (exists && oldLive) || c.cardLive
 	}
 	switch {
 	case !live && (!exists || !oldLive):
@@ -357,15 +377,19 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 		return err
 	}
 	// A re-fetch or re-decision that changed nothing a mirror must hear
-	// about keeps updated_at.
+	// about keeps updated_at. A record that comes (back) to life starts
+	// as the first of its card's entry: finish puts right what that gets
+	// wrong, but for the usual card of one record, new in this crawl,
+	// there is then nothing to put right, where an empty entry_first
+	// cost a second write of the row and its index.
 	keep := exists && oldLive && old.meaning == now.meaning && !listingChanged
 	m := now.meaning
 	_, err = f.tx.exec(`INSERT INTO feed_servers (kind, key, endpoint, transport, templated, card_key, card_url,
 		card_inline, card_sha256, name, title, version, description, website_url, repository, grade, findings, first_seen,
 		last_seen, probe_outcome, probed_at, probe_transport, probe_protocol, probe_server_name, probe_server_version,
 		probe_tool_count, probe_partial, decision, decision_reason, updated_at, removed_at, removed_reason, seq, remote,
-		icons, catalog_card)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, '', ?, ?, ?, ?)
+		icons, catalog_card, entry_first)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, '', ?, ?, ?, ?, ?)
 		ON CONFLICT (kind, key) DO UPDATE SET endpoint = excluded.endpoint, transport = excluded.transport,
 		  templated = excluded.templated, card_key = excluded.card_key, card_url = excluded.card_url,
 		  card_inline = excluded.card_inline, card_sha256 = excluded.card_sha256, name = excluded.name,
@@ -379,12 +403,13 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 		  decision = excluded.decision, decision_reason = excluded.decision_reason,
 		  updated_at = CASE WHEN ? = 1 THEN feed_servers.updated_at ELSE excluded.updated_at END,
 		  removed_at = NULL, removed_reason = '', seq = excluded.seq, remote = excluded.remote, icons = excluded.icons,
-		  catalog_card = excluded.catalog_card`,
+		  catalog_card = excluded.catalog_card,
+		  entry_first = CASE WHEN feed_servers.removed_at IS NULL THEN feed_servers.entry_first ELSE excluded.entry_first END`,
 		k.kind, k.key, m.endpoint, m.transport, m.templated, m.cardKey, m.cardURL, m.cardInline,
 		m.cardSHA, m.name, m.title, m.version, m.description, m.website, m.repo, m.grade, m.findings, now.firstSeen,
 		now.lastSeen, m.probeOutcome, now.probedAt, m.probeTransport, m.probeProtocol, m.probeServerName,
 		m.probeServerVersion, m.probeTools, m.probePartial, now.decision, now.decisionReason,
-		f.now, seq, m.remote, m.icons, m.catalogCard, keep)
+		f.now, seq, m.remote, m.icons, m.catalogCard, entryKey(k), keep)
 	if err != nil {
 		return fmt.Errorf("write feed record %s: %w", k.key, err)
 	}
@@ -400,13 +425,18 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 // not depend on crawl order.
 const bestCardOrder = `CASE c.grade WHEN 'near_conformant' THEN 1 WHEN 'non_conformant' THEN 2 ELSE 0 END, c.key`
 
-// compute builds the record as the crawl's tables say it is now; live is
-// false when nothing lists it.
-func (f *feedTx) compute(k feedKey) (feedRow, bool, error) {
-	var r feedRow
+// computed is what compute learns besides the record.
+type computed struct {
+	live     bool // something lists the record
+	recorded bool // feed_servers has a row for it (live or a tombstone)
+	cardLive bool // its describing card has a live record in feed_servers
+}
+
+// compute builds the record as the crawl's tables say it is now; when
+// nothing lists it, c.live is false and the rest is unset.
+func (f *feedTx) compute(k feedKey) (r feedRow, c computed, err error) {
 	m := &r.meaning
 	var findings, cardJSON sql.NullString
-	var err error
 	if k.kind == kindEndpoint {
 		// The endpoint, its best card, its latest probe and decision: one
 		// query, as this runs for every record a crawl touches.
@@ -415,7 +445,9 @@ func (f *feedTx) compute(k feedKey) (feedRow, bool, error) {
 			c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version, c.description, c.website_url, c.grade,
 			c.findings, COALESCE(p.outcome, ''), COALESCE(p.probed_at, ''), COALESCE(p.transport, ''),
 			COALESCE(p.protocol, ''), COALESCE(p.server_name, ''), COALESCE(p.server_version, ''), p.tool_count,
-			COALESCE(p.result, ''), COALESCE(d.decision, ''), COALESCE(d.reason, '')
+			COALESCE(p.result, ''), COALESCE(d.decision, ''), COALESCE(d.reason, ''),
+			EXISTS (SELECT 1 FROM feed_servers s WHERE s.kind = 0 AND s.key = r.url_norm),
+			EXISTS (SELECT 1 FROM feed_servers s WHERE s.card_key = c.key AND s.removed_at IS NULL)
 			FROM remotes r JOIN listings l ON l.remote_norm = r.url_norm AND l.active = TRUE
 			JOIN cards c ON c.key = l.card_key
 			LEFT JOIN probes p ON p.id = (SELECT MAX(id) FROM probes WHERE remote_norm = r.url_norm)
@@ -424,35 +456,38 @@ func (f *feedTx) compute(k feedKey) (feedRow, bool, error) {
 			&r.firstSeen, &r.lastSeen, &m.cardKey, &m.cardURL, &m.cardInline, &m.cardSHA, &m.name, &m.title, &m.version,
 			&m.description, &m.website, &m.grade, &findings, &m.probeOutcome, &r.probedAt, &m.probeTransport,
 			&m.probeProtocol, &m.probeServerName, &m.probeServerVersion, &m.probeTools, &result, &r.decision,
-			&r.decisionReason)
+			&r.decisionReason, &c.recorded, &c.cardLive)
 		m.probePartial = partial(result)
 	} else {
 		err = f.tx.queryRow(`SELECT c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version,
-			c.description, c.website_url, c.grade, c.findings, c.first_seen, c.last_seen
+			c.description, c.website_url, c.grade, c.findings, c.first_seen, c.last_seen,
+			EXISTS (SELECT 1 FROM feed_servers s WHERE s.kind = 1 AND s.key = c.key),
+			EXISTS (SELECT 1 FROM feed_servers s WHERE s.card_key = c.key AND s.removed_at IS NULL)
 			FROM cards c WHERE c.key = ? AND EXISTS (SELECT 1 FROM listings l
 			  WHERE l.card_key = c.key AND l.remote_norm = '' AND l.active = TRUE)`, k.key).Scan(&m.cardKey, &m.cardURL,
 			&m.cardInline, &m.cardSHA, &m.name, &m.title, &m.version, &m.description, &m.website, &m.grade, &findings,
-			&r.firstSeen, &r.lastSeen)
+			&r.firstSeen, &r.lastSeen, &c.recorded, &c.cardLive)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, false, nil
+		return r, computed{}, nil
 	}
 	if err != nil {
-		return r, false, fmt.Errorf("feed record %s: %w", k.key, err)
+		return r, computed{}, fmt.Errorf("feed record %s: %w", k.key, err)
 	}
+	c.live = true
 	m.findings = findingCodesJSON(findings.String)
 	inline := !CardByURL(m.cardURL, m.cardInline)
 	partsKey := cardPartsKey(m.cardKey, m.cardSHA, inline)
 	parts, ok := f.parts[partsKey]
 	if !ok {
 		if err := f.tx.queryRow(`SELECT json FROM cards WHERE key = ?`, m.cardKey).Scan(&cardJSON); err != nil {
-			return r, false, fmt.Errorf("card %s: %w", m.cardKey, err)
+			return r, computed{}, fmt.Errorf("card %s: %w", m.cardKey, err)
 		}
 		parts = decodeCardParts(cardJSON.String, inline)
 		f.parts[partsKey] = parts
 	}
 	m.repo, m.icons, m.remote, m.catalogCard = parts.repo, parts.icons, parts.remoteJSON(m.endpoint), parts.catalogCard
-	return r, true, nil
+	return r, c, nil
 }
 
 // stored reads the record as feed_servers holds it.
