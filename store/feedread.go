@@ -581,14 +581,12 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 			if err != nil {
 				return fmt.Errorf("read the feed: %w", err)
 			}
-			read := len(page)
 			if q.withRegistryOnly() {
 				more, err := registryOnlyPage(ctx, tx, q, after, size)
 				if err != nil {
 					return err
 				}
 				page = mergePages(page, more, size)
-				read = len(page)
 			}
 			n += len(page)
 			if err := attachListings(ctx, rtx, page, q.whole()); err != nil {
@@ -602,7 +600,7 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 					return err
 				}
 			}
-			if read < size {
+			if len(page) < size {
 				return nil
 			}
 			after = page[len(page)-1].Cursor()

@@ -267,13 +267,15 @@ func (db *DB) listingDomains(ctx context.Context, page []feedChange) error {
 	return read(kindCard, `SELECT card_key, domain FROM listings WHERE active = 1 AND remote_norm = '' AND card_key IN (%s)`, cards)
 }
 
-// registryFingerprint changes whenever the Registry's tables may have: a
-// sync moves every entry it reads to a new last_seen, and remotes come and
-// go with their entries' versions. Registry syncs are rare, and each is
-// followed by one rebuild.
+// registryFingerprint changes whenever the Registry's tables may have:
+// every write of an entry moves its last_seen (its changed_at never passes
+// it), entries and remotes come and go, and remotes are made anew with
+// their entry's changed_at. Each part is read from an index (migration
+// 0017): serve asks at every refresh. Registry syncs are rare, and each
+// is followed by one rebuild.
 const registryFingerprint = `SELECT
-	(SELECT COUNT(*) || '/' || COALESCE(MAX(last_seen), '') || '/' || COALESCE(MAX(changed_at), '') FROM registry_entries) || '/' ||
-	(SELECT COUNT(*) || '/' || COALESCE(MAX(entry_changed_at), '') FROM registry_remotes)`
+	(SELECT COUNT(*) FROM registry_entries) || '/' || COALESCE((SELECT MAX(last_seen) FROM registry_entries), '') || '/' ||
+	(SELECT COUNT(*) FROM registry_remotes) || '/' || COALESCE((SELECT MAX(entry_changed_at) FROM registry_remotes), '')`
 
 // refreshRegistry rebuilds the Registry's rows, one per endpoint a latest,
 // active entry declares, when the Registry's tables changed since the last

@@ -212,8 +212,8 @@ func (db *DB) SiteServers(ctx context.Context, f SiteFilter) (SitePage, error) {
 	cond, args := siteFilterSQL(f)
 	var rows []SiteRow
 	var err error
-	if ix := db.search.Load(); ix != nil && ix.Ready() && searchable(strings.TrimSpace(f.Q)) {
-		rows, err = db.siteSearch(ctx, ix, strings.TrimSpace(f.Q), f.After, cond, args, limit+1)
+	if q, ix := strings.TrimSpace(f.Q), db.search.Load(); ix != nil && ix.Ready() && searchable(q) {
+		rows, err = db.siteSearch(ctx, ix, q, f.After, cond, args, limit+1)
 	} else {
 		rows, err = db.siteScan(ctx, f.After, cond, args, limit+1)
 	}
@@ -263,11 +263,11 @@ const siteSearchChunk = 256
 // candidates the index finds for q; for a common term, walking them all.
 func (db *DB) siteSearch(ctx context.Context, ix *SearchIndex, q string, after SiteKey, cond string, args []any, n int) ([]SiteRow, error) {
 	keys, common, err := ix.candidates(ctx, q, after)
-	if err != nil || common {
-		if err == nil {
-			return db.siteScan(ctx, after, cond, args, n)
-		}
+	if err != nil {
 		return nil, err
+	}
+	if common {
+		return db.siteScan(ctx, after, cond, args, n)
 	}
 	var rows []SiteRow
 	for len(rows) < n && len(keys) > 0 {

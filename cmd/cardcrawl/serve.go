@@ -137,15 +137,15 @@ func keepSearchIndex(ctx context.Context, st *store.DB, log *slog.Logger) (stop 
 		defer close(done)
 		t := time.NewTicker(searchRefreshEvery)
 		defer t.Stop()
-		for first := true; ; first = false {
-			start := time.Now()
+		for {
+			start, wasReady := time.Now(), ix.Ready()
 			n, err := ix.Refresh(ctx)
 			switch {
 			case ctx.Err() != nil:
 				return
 			case err != nil:
 				log.Warn("search index refresh failed; searches read every server until one succeeds", "err", err)
-			case first:
+			case !wasReady:
 				log.Info("search index ready", "records", n, "took", time.Since(start).Round(time.Millisecond))
 			}
 			select {
