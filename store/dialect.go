@@ -38,6 +38,13 @@ type dialect struct {
 	// strpos names the function giving where a substring first starts in
 	// a string (from 1; 0 when absent): same arguments, another name.
 	strpos string
+	// limitArms orders and limits each arm of a site page's UNION ALL on
+	// its own. PostgreSQL does not push the outer ORDER BY and LIMIT into
+	// arms made of joins: it computed every server's row, then sorted
+	// (107 ms for the first page at 5,858 servers; 8–16 ms with limited
+	// arms). SQLite already walks each arm in index order and stops, and
+	// limited arms cost it a third more on a search.
+	limitArms bool
 }
 
 // migrationLockKey is the advisory lock key under which PostgreSQL
@@ -61,6 +68,7 @@ var (
 		skipLocked:     ` FOR UPDATE SKIP LOCKED`,
 		shared:         true,
 		strpos:         "strpos",
+		limitArms:      true,
 		// Named, not the whole database: it may hold other applications'
 		// tables, which are not this crawl's to sample. documents is
 		// read by its key only, and sampling it reads bodies.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -317,13 +318,18 @@ func (db *DB) siteRowsOf(ctx context.Context, cond string, args []any, keys []Si
 func (db *DB) sitePage(ctx context.Context, cond string, condArgs []any, segments []siteSegment, after string, in []string, limit int) ([]SiteRow, error) {
 	var arms []string
 	var args []any
-	for _, seg := range segments {
-		arms = append(arms, `SELECT * FROM (`+fmt.Sprintf(siteColumns, seg.sql(len(in)), db.dialect.strpos)+`) s WHERE `+cond)
+	for i, seg := range segments {
+		arm := `SELECT * FROM (` + fmt.Sprintf(siteColumns, seg.sql(len(in)), db.dialect.strpos) + `) s WHERE ` + cond
 		args = append(args, after)
 		for _, k := range in {
 			args = append(args, k)
 		}
 		args = append(args, condArgs...)
+		if db.dialect.limitArms {
+			arm = `SELECT * FROM (` + arm + ` ORDER BY 2 LIMIT ?) a` + strconv.Itoa(i)
+			args = append(args, limit)
+		}
+		arms = append(arms, arm)
 	}
 	q := strings.Join(arms, " UNION ALL ") + ` ORDER BY 2 LIMIT ?`
 	args = append(args, limit)
