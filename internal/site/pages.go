@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/cardcrawl/cardcrawl/internal/category"
 	"github.com/cardcrawl/cardcrawl/internal/failure"
@@ -265,16 +266,12 @@ func countViews(param string, counts []store.SiteCount, label func(string) strin
 }
 
 func (s *server) summary(w http.ResponseWriter, r *http.Request) {
-	counts, err := s.opts.Store.SiteCounts(r.Context())
+	data, err := s.counts.get(r.Context())
 	if err != nil {
 		s.storeFailed(w, "counts", err)
 		return
 	}
-	outcomes, err := s.opts.Store.ProbeOutcomeCounts(r.Context(), store.SourceAll)
-	if err != nil {
-		s.storeFailed(w, "probe outcomes", err)
-		return
-	}
+	counts, outcomes := data.counts, data.outcomes
 	// The breakdown probes --summary prints: most frequent first.
 	breakdown := make([]countView, 0, len(outcomes))
 	probed := 0
@@ -307,6 +304,7 @@ func (s *server) summary(w http.ResponseWriter, r *http.Request) {
 		"Methods":    countViews("ns", counts.ByNSMethod, or("unknown")),
 		"Breakdown":  breakdown,
 		"Probed":     probed,
+		"CountedAt":  data.at.UTC().Format(time.RFC3339),
 	})
 }
 

@@ -27,6 +27,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -46,6 +47,9 @@ type Options struct {
 	Logger *slog.Logger
 	// PageSize is how many servers one index page lists (default 30).
 	PageSize int
+	// Now is the clock the summary's kept count is timed by (time.Now
+	// when nil).
+	Now func() time.Time
 }
 
 // MaxRaw is how many bytes of a stored document /raw/ serves; the crawl
@@ -71,7 +75,10 @@ func Handler(opts Options) http.Handler {
 	if opts.PageSize <= 0 {
 		opts.PageSize = 30
 	}
-	s := &server{opts: opts}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &server{opts: opts, counts: &summaryCounts{store: opts.Store, now: opts.Now}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.index)
 	mux.HandleFunc("GET /servers/{key}", s.server)
@@ -88,7 +95,8 @@ func Handler(opts Options) http.Handler {
 }
 
 type server struct {
-	opts Options
+	opts   Options
+	counts *summaryCounts
 }
 
 // Key returns the page key of a server (see the package doc).
