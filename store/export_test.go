@@ -13,3 +13,6 @@ var MaxSearchCandidates = &maxSearchCandidates
 func (db *DB) EachFeedEntryPaged(ctx context.Context, filter FeedFilter, want Facts, size int, fn func(*FeedEntry) error) error {
 	return db.eachFeedEntry(ctx, filter, want, size, fn)
 }
+
+// Narrowed is how many of the feed's name searches the index narrowed.
+func (s *SearchIndex) Narrowed() int64 { return s.narrowed.Load() }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -857,7 +858,7 @@ func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntr
 	err = db.readFeed(ctx, func(tx *sql.Tx) error {
 		if !inRegistry {
 			var err error
-			if entries, more, _, err = feedCardEntries(ctx, db.reader(tx), q); err != nil || more || !q.withRegistryOnly() {
+			if entries, more, _, err = feedCardEntries(ctx, db.reader(tx), db.search.Load(), q); err != nil || more || !q.withRegistryOnly() {
 				return err
 			}
 		}
@@ -881,15 +882,14 @@ func (db *DB) FeedEntries(ctx context.Context, q EntryQuery) (entries []FeedEntr
 // feedCardEntries reads a page of the cards' entries, whether more
 // follow, and if so the card key of the next entry (the page's answer
 // depends on it being there: EntryRange).
-func feedCardEntries(ctx context.Context, tx *readTx, q EntryQuery) ([]FeedEntry, bool, string, error) {
+func feedCardEntries(ctx context.Context, tx *readTx, ix *SearchIndex, q EntryQuery) ([]FeedEntry, bool, string, error) {
 	conds, args := liveOrSince([]string{"f.card_key > ?", "f.name <> ''"}, []any{q.After}, q.Since, q.Search)
 	if q.Name != "" {
 		conds = append(conds, "f.name = ?")
 		args = append(args, q.Name)
 	}
 	where, args := q.FeedFilter.and(strings.Join(conds, " AND "), args)
-	keys, err := collect(ctx, tx, scanString, `SELECT DISTINCT f.card_key FROM `+feedFrom+` WHERE `+
-		where+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
+	keys, err := feedEntryKeys(ctx, tx, ix, q, where, args)
 	if err != nil {
 		return nil, false, "", fmt.Errorf("read the feed: %w", err)
 	}
@@ -899,6 +899,50 @@ func feedCardEntries(ctx context.Context, tx *readTx, q EntryQuery) ([]FeedEntry
 	}
 	entries, err := readEntries(ctx, tx, keys, q.Since != "", q.FeedFilter)
 	return entries, more, next, err
+}
+
+// feedEntryKeys reads the card keys of up to q.Limit+1 entries after
+// q.After whose records match where. A search of names reads every
+// record's name from the keyset position on, which at 100,000 servers took
+// 0.2 s for a term few hold; with the site's search index attached and
+// current, only the cards of the records whose indexed text holds the term
+// are read, still through where.
+func feedEntryKeys(ctx context.Context, tx *readTx, ix *SearchIndex, q EntryQuery, where string, args []any) ([]string, error) {
+	const query = `SELECT DISTINCT f.card_key FROM ` + feedFrom + ` WHERE `
+	if ix != nil && q.Search != "" && q.Since == "" {
+		_, seq, err := scanFeedState(ctx, tx.queryRow)
+		if err != nil {
+			return nil, err
+		}
+		cands, ok, err := ix.feedCardKeys(ctx, tx, q.Search, seq)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			i, found := slices.BinarySearch(cands, q.After)
+			if found {
+				i++
+			}
+			cands = cands[i:]
+			var keys []string
+			for len(keys) <= q.Limit && len(cands) > 0 {
+				chunk := make([]any, 0, siteSearchChunk)
+				for _, k := range cands[:min(len(cands), siteSearchChunk)] {
+					chunk = append(chunk, k)
+				}
+				cands = cands[len(chunk):]
+				list, in := inList(chunk)
+				got, err := collect(ctx, tx, scanString, query+where+` AND f.card_key IN (`+list+`) ORDER BY f.card_key LIMIT ?`,
+					append(append(slices.Clip(args), in...), q.Limit+1-len(keys))...)
+				if err != nil {
+					return nil, err
+				}
+				keys = append(keys, got...)
+			}
+			return keys, nil
+		}
+	}
+	return collect(ctx, tx, scanString, query+where+` ORDER BY f.card_key LIMIT ?`, append(args, q.Limit+1)...)
 }
 
 // readEntries reads the entries of the given card keys, in that order:

@@ -43,6 +43,7 @@ type SearchIndex struct {
 	registry string     // the Registry tables' fingerprint when its rows were built
 	gen      int64      // the generation of the last Registry rebuild
 	ready    atomic.Bool
+	narrowed atomic.Int64 // name searches of the feed it narrowed (tests)
 }
 
 // Which table a row of the index was built from: one server may have both.
@@ -462,4 +463,56 @@ func compareSiteKeys(a, b SiteKey) int {
 		return c
 	}
 	return strings.Compare(a.Subject, b.Subject)
+}
+
+// feedCardKeys returns, in order, the card keys of the feed records whose
+// indexed text holds q (their names among it), for the API's search of
+// names. ok is false when the index cannot answer for the read tx is in:
+// not ready, q too short or too common, a Refresh under way, or the index
+// behind or ahead of seq, the change number tx reads. Only an index that
+// holds exactly tx's records narrows the read, so a kept answer is what a
+// read without the index gives; the API falls back to reading every name.
+func (s *SearchIndex) feedCardKeys(ctx context.Context, tx *readTx, q string, seq int64) (keys []string, ok bool, err error) {
+	if !s.Ready() || !searchable(q) || !s.mu.TryLock() {
+		return nil, false, nil
+	}
+	var (
+		cands  []SiteKey
+		common bool
+	)
+	current := s.seq == seq
+	if current {
+		cands, common, err = s.candidates(ctx, q, SiteKey{})
+	}
+	s.mu.Unlock()
+	if !current || common || err != nil {
+		return nil, false, err
+	}
+	var ends, cards []any
+	for _, k := range cands {
+		if k.Kind == KindCard {
+			cards = append(cards, k.Subject)
+		} else {
+			ends = append(ends, k.Subject)
+		}
+	}
+	for _, part := range []struct {
+		kind int
+		keys []any
+	}{{kindEndpoint, ends}, {kindCard, cards}} {
+		for len(part.keys) > 0 {
+			chunk := part.keys[:min(len(part.keys), siteSearchChunk)]
+			part.keys = part.keys[len(chunk):]
+			list, args := inList(chunk)
+			got, err := collect(ctx, tx, scanString, `SELECT card_key FROM feed_servers
+				WHERE kind = ? AND key IN (`+list+`) AND card_key <> ''`, append([]any{part.kind}, args...)...)
+			if err != nil {
+				return nil, false, fmt.Errorf("search index: card keys: %w", err)
+			}
+			keys = append(keys, got...)
+		}
+	}
+	slices.Sort(keys)
+	s.narrowed.Add(1)
+	return slices.Compact(keys), true, nil
 }

@@ -161,3 +161,120 @@ func testSearchIndexAgreesWithScan(t *testing.T, dsn string) {
 		t.Errorf("a refresh with nothing new read %d records (%v), want 0", n, err)
 	}
 }
+
+// TestFeedSearchThroughIndex: the API's name search reads only the cards
+// the index proposes once it is current, and answers what a read of every
+// name answers, page by page, before, during and after the index catches
+// up with new writes.
+func TestFeedSearchThroughIndex(t *testing.T) { eachDialect(t, testFeedSearchThroughIndex) }
+
+func testFeedSearchThroughIndex(t *testing.T, dsn string) {
+	ctx := context.Background()
+	db := open(t, dsn, nil)
+	scan := open(t, dsn, nil) // the same database, never indexed
+	save := func(i int, name string) {
+		t.Helper()
+		d := fmt.Sprintf("d%02d.example", i)
+		if _, err := db.Enqueue(ctx, []string{d}, store.EnqueueOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var remotes []string
+		for j := range i % 3 {
+			remotes = append(remotes, fmt.Sprintf("https://mcp%d.%s/path", j, d))
+		}
+		r := result(d, remotes...)
+		r.Cards[0].Name = name
+		r.Cards[0].Title = fmt.Sprintf("Title %02d", i)
+		if len(remotes) == 0 {
+			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: r.CatalogURL, Identifier: "i", CardKey: r.Cards[0].Key})
+		}
+		if err := db.SaveDomain(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 30 {
+		save(i, fmt.Sprintf("com.example/Server-%02d", i))
+	}
+	ix, err := db.OpenSearchIndex(ctx, store.SearchIndexOptions{Path: filepath.Join(t.TempDir(), "search.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+
+	// walk reads every page of a search, three entries at a time.
+	walk := func(db *store.DB, q string) []string {
+		t.Helper()
+		var got []string
+		eq := store.EntryQuery{Search: q, Limit: 3}
+		for range 100 {
+			page, more, err := db.FeedEntries(ctx, eq)
+			if err != nil {
+				t.Fatalf("search %q: %v", q, err)
+			}
+			for _, e := range page {
+				for _, r := range e.Records {
+					got = append(got, e.CardKey+" "+r.Name+" "+r.EndpointNorm)
+				}
+			}
+			if !more {
+				return got
+			}
+			eq.After = page[len(page)-1].CardKey
+		}
+		t.Fatalf("search %q: more than 100 pages", q)
+		return nil
+	}
+	terms := []string{
+		"server-07",          // one name, in another case
+		"server-1",           // ten names
+		"example/server",     // every name
+		"title 07",           // a title: proposed by the index, not a name
+		"d10.example",        // a listing domain: proposed, not a name
+		"se",                 // too short for the index
+		"nothing matches me", // nothing
+		`50%_"x`,             // LIKE's and FTS5's specials
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, q := range terms {
+			if diff := cmp.Diff(walk(scan, q), walk(db, q)); diff != "" {
+				t.Errorf("%s: search %q, index against scan (-scan +index):\n%s", when, q, diff)
+			}
+		}
+	}
+	check("before the first refresh")
+	if n := ix.Narrowed(); n != 0 {
+		t.Fatalf("an index not yet built narrowed %d searches", n)
+	}
+	if _, err := ix.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after the first refresh")
+	if ix.Narrowed() == 0 {
+		t.Fatal("a current index narrowed no search")
+	}
+	if got := walk(db, "server-07"); len(got) != 1 {
+		t.Fatalf("server-07: %v, want one record", got)
+	}
+
+	// New writes put the index behind: searches read every name until the
+	// next refresh, and find the new servers at once.
+	save(31, "com.example/Server-31 renamed")
+	save(7, "com.example/other")
+	before := ix.Narrowed()
+	check("behind the writes")
+	if got := walk(db, "renamed"); len(got) != 1 {
+		t.Errorf("a server written after the last refresh: %v, want it found", got)
+	}
+	if n := ix.Narrowed(); n != before {
+		t.Errorf("an index behind the database narrowed %d searches", n-before)
+	}
+	if _, err := ix.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	terms = append(terms, "renamed", "other")
+	check("after catching up")
+	if ix.Narrowed() == before {
+		t.Error("the caught-up index narrowed no search")
+	}
+}
