@@ -5,9 +5,9 @@ import "context"
 // MaxSpanRecords lets the tests narrow the spans kept pages may have.
 var MaxSpanRecords = &maxSpanRecords
 
-// MaxSearchCandidates lets the tests take a search's common-term path with
-// few servers.
-var MaxSearchCandidates = &maxSearchCandidates
+// SetMaxCandidates lets a test take a search's common-term path with few
+// servers, and returns the bound it replaced.
+func (s *SearchIndex) SetMaxCandidates(n int) int { return int(s.maxCands.Swap(int64(n))) }
 
 // EachFeedEntryPaged is EachFeedEntry reading pages of size records.
 func (db *DB) EachFeedEntryPaged(ctx context.Context, filter FeedFilter, want Facts, size int, fn func(*FeedEntry) error) error {

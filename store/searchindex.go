@@ -38,12 +38,19 @@ type SearchIndex struct {
 	path string
 	temp bool
 
-	mu       sync.Mutex // one Refresh at a time; guards seq, registry, gen
-	seq      int64      // feed_state.seq the index holds every record up to
-	registry string     // the Registry tables' fingerprint when its rows were built
-	gen      int64      // the generation of the last Registry rebuild
+	mu  sync.Mutex // one Refresh at a time; guards seq, registry, gen
+	seq int64      // feed_state.seq the index holds every record up to
+	// exact is the change number up to which the index holds each record
+	// as it is now: the last Refresh's starting point. A record that moved
+	// past the change number a Refresh read before its walk reached it is
+	// not written by that Refresh but by the next, and until then its row
+	// may be a version older than a reader begun before the move sees.
+	exact    int64
+	registry string // the Registry tables' fingerprint when its rows were built
+	gen      int64  // the generation of the last Registry rebuild
 	ready    atomic.Bool
 	narrowed atomic.Int64 // name searches of the feed it narrowed (tests)
+	maxCands atomic.Int64 // maxSearchCandidates, or fewer in tests
 }
 
 // Which table a row of the index was built from: one server may have both.
@@ -57,11 +64,11 @@ const (
 const searchPage = 500
 
 // maxSearchCandidates is the most candidates a search collects from the
-// index to sort in memory. A term with more is common (5 % of 100,000
-// servers): walking the servers in key order finds a page of them within
-// a few hundred, where collecting them all would take longer the more
-// common it is.
-var maxSearchCandidates = 5000
+// index to sort in memory (SearchIndex.maxCands: tests lower it). A term
+// with more is common (5 % of 100,000 servers): walking the servers in key
+// order finds a page of them within a few hundred, where collecting them
+// all would take longer the more common it is.
+const maxSearchCandidates = 5000
 
 // minSearchRunes is the shortest search the trigram index can answer.
 const minSearchRunes = 3
@@ -119,6 +126,7 @@ func (db *DB) OpenSearchIndex(ctx context.Context, opts SearchIndexOptions) (*Se
 	idx.SetMaxOpenConns(4)
 	idx.SetMaxIdleConns(4)
 	s := &SearchIndex{db: db, idx: idx, path: path, temp: temp}
+	s.maxCands.Store(maxSearchCandidates)
 	if _, err := idx.ExecContext(ctx, searchSchema); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("search index: %w", err)
@@ -224,7 +232,7 @@ func (s *SearchIndex) refreshFeed(ctx context.Context, upTo int64) (int, error) 
 			break
 		}
 	}
-	s.seq = upTo
+	s.exact, s.seq = s.seq, upTo
 	return n, nil
 }
 
@@ -435,12 +443,13 @@ func ftsPhrase(q string) string { return `"` + strings.ReplaceAll(q, `"`, `""`) 
 // holds q; common is true (and keys nil) when more than
 // maxSearchCandidates rows hold it.
 func (s *SearchIndex) candidates(ctx context.Context, q string, after SiteKey) (keys []SiteKey, common bool, err error) {
+	most := int(s.maxCands.Load())
 	keys, err = collect(ctx, s.idx, scanSiteKey, `SELECT s.kind, s.subject FROM site_search_fts f
-		JOIN site_search s ON s.id = f.rowid WHERE site_search_fts MATCH ? LIMIT ?`, ftsPhrase(q), maxSearchCandidates+1)
+		JOIN site_search s ON s.id = f.rowid WHERE site_search_fts MATCH ? LIMIT ?`, ftsPhrase(q), most+1)
 	if err != nil {
 		return nil, false, fmt.Errorf("search index: %w", err)
 	}
-	if len(keys) > maxSearchCandidates {
+	if len(keys) > most {
 		return nil, true, nil
 	}
 	slices.SortFunc(keys, compareSiteKeys)
@@ -465,13 +474,15 @@ func compareSiteKeys(a, b SiteKey) int {
 	return strings.Compare(a.Subject, b.Subject)
 }
 
-// feedCardKeys returns, in order, the card keys of the feed records whose
-// indexed text holds q (their names among it), for the API's search of
-// names. ok is false when the index cannot answer for the read tx is in:
-// not ready, q too short or too common, a Refresh under way, or the index
-// behind or ahead of seq, the change number tx reads. Only an index that
-// holds exactly tx's records narrows the read, so a kept answer is what a
-// read without the index gives; the API falls back to reading every name.
+// feedCardKeys returns, in order, the card keys of the feed records that
+// may hold q in their names, for the API's search of names: those whose
+// indexed text holds it, and every record written after the index was last
+// exact. ok is false when the index cannot answer for the read tx is in:
+// not ready, q too short or too common, a Refresh under way, the index
+// ahead of seq (the change number tx reads), or too many records written
+// since. So the read is narrowed to a superset of what it finds, and a
+// kept answer is what a read without the index gives; otherwise the API
+// reads every name.
 func (s *SearchIndex) feedCardKeys(ctx context.Context, tx *readTx, q string, seq int64) (keys []string, ok bool, err error) {
 	if !s.Ready() || !searchable(q) || !s.mu.TryLock() {
 		return nil, false, nil
@@ -480,13 +491,22 @@ func (s *SearchIndex) feedCardKeys(ctx context.Context, tx *readTx, q string, se
 		cands  []SiteKey
 		common bool
 	)
-	current := s.seq == seq
-	if current {
+	exact, notAhead := s.exact, s.seq <= seq
+	if notAhead {
 		cands, common, err = s.candidates(ctx, q, SiteKey{})
 	}
 	s.mu.Unlock()
-	if !current || common || err != nil {
+	if !notAhead || common || err != nil {
 		return nil, false, err
+	}
+	most := int(s.maxCands.Load())
+	keys, err = collect(ctx, tx, scanString, `SELECT card_key FROM feed_servers WHERE seq > ? AND card_key <> '' LIMIT ?`,
+		exact, most+1)
+	if err != nil {
+		return nil, false, fmt.Errorf("search index: records since: %w", err)
+	}
+	if len(keys) > most {
+		return nil, false, nil
 	}
 	var ends, cards []any
 	for _, k := range cands {
