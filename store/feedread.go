@@ -904,9 +904,9 @@ func feedCardEntries(ctx context.Context, tx *readTx, ix *SearchIndex, q EntryQu
 // feedEntryKeys reads the card keys of up to q.Limit+1 entries after
 // q.After whose records match where. A search of names reads every
 // record's name from the keyset position on, which at 100,000 servers took
-// 0.2 s for a term few hold; with the site's search index attached and
-// current, only the cards of the records whose indexed text holds the term
-// are read, still through where.
+// 0.2 s for a term few hold; with the site's search index attached, only
+// the cards it proposes (SearchIndex.feedCardKeys) are read, still through
+// where.
 func feedEntryKeys(ctx context.Context, tx *readTx, ix *SearchIndex, q EntryQuery, where string, args []any) ([]string, error) {
 	const query = `SELECT DISTINCT f.card_key FROM ` + feedFrom + ` WHERE `
 	if ix != nil && q.Search != "" && q.Since == "" {

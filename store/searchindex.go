@@ -38,7 +38,7 @@ type SearchIndex struct {
 	path string
 	temp bool
 
-	mu  sync.Mutex // one Refresh at a time; guards seq, registry, gen
+	mu  sync.Mutex // one Refresh at a time; guards seq, exact, registry, gen
 	seq int64      // feed_state.seq the index holds every record up to
 	// exact is the change number up to which the index holds each record
 	// as it is now: the last Refresh's starting point. A record that moved
@@ -508,20 +508,16 @@ func (s *SearchIndex) feedCardKeys(ctx context.Context, tx *readTx, q string, se
 	if len(keys) > most {
 		return nil, false, nil
 	}
-	var ends, cards []any
-	for _, k := range cands {
-		if k.Kind == KindCard {
-			cards = append(cards, k.Subject)
-		} else {
-			ends = append(ends, k.Subject)
-		}
-	}
+	cards, ends := subjectsByKind(cands)
 	for _, part := range []struct {
 		kind int
-		keys []any
+		keys []string
 	}{{kindEndpoint, ends}, {kindCard, cards}} {
 		for len(part.keys) > 0 {
-			chunk := part.keys[:min(len(part.keys), siteSearchChunk)]
+			chunk := make([]any, 0, siteSearchChunk)
+			for _, k := range part.keys[:min(len(part.keys), siteSearchChunk)] {
+				chunk = append(chunk, k)
+			}
 			part.keys = part.keys[len(chunk):]
 			list, args := inList(chunk)
 			got, err := collect(ctx, tx, scanString, `SELECT card_key FROM feed_servers

@@ -30,24 +30,8 @@ func testSearchIndexAgreesWithScan(t *testing.T, dsn string) {
 	// domain's card declaring no endpoint.
 	save := func(i int, extra string) {
 		t.Helper()
-		d := fmt.Sprintf("d%02d.example", i)
-		if _, err := db.Enqueue(ctx, []string{d}, store.EnqueueOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		var remotes []string
-		for j := range i % 3 {
-			remotes = append(remotes, fmt.Sprintf("https://mcp%d.%s/path%s", j, d, extra))
-		}
-		r := result(d, remotes...)
-		r.Cards[0].Name = fmt.Sprintf("com.example/server-%02d", i)
-		r.Cards[0].Title = fmt.Sprintf("Title %02d Ünïcode", i)
-		r.Cards[0].Description = "an MCP server" + extra
-		if len(remotes) == 0 {
-			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: r.CatalogURL, Identifier: "i", CardKey: r.Cards[0].Key})
-		}
-		if err := db.SaveDomain(ctx, r); err != nil {
-			t.Fatal(err)
-		}
+		saveSearchDomain(t, db, i, store.CardRecord{Name: fmt.Sprintf("com.example/server-%02d", i),
+			Title: fmt.Sprintf("Title %02d Ünïcode", i), Description: "an MCP server" + extra}, extra)
 	}
 	for i := range 30 {
 		save(i, "")
@@ -68,11 +52,7 @@ func testSearchIndexAgreesWithScan(t *testing.T, dsn string) {
 	registry("io.example/only", "https://only.registry.example/mcp", "found only in the Registry: zebrafish")
 	registry("io.example/shared", "https://mcp1.d01.example/path", "also in a card: quokka")
 
-	ix, err := db.OpenSearchIndex(ctx, store.SearchIndexOptions{Path: filepath.Join(t.TempDir(), "search.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := openSearchIndex(t, db)
 
 	// walk pages through a search ten servers at a time.
 	walk := func(db *store.DB, q string) []string {
@@ -174,32 +154,12 @@ func testFeedSearchThroughIndex(t *testing.T, dsn string) {
 	scan := open(t, dsn, nil) // the same database, never indexed
 	save := func(i int, name string) {
 		t.Helper()
-		d := fmt.Sprintf("d%02d.example", i)
-		if _, err := db.Enqueue(ctx, []string{d}, store.EnqueueOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		var remotes []string
-		for j := range i % 3 {
-			remotes = append(remotes, fmt.Sprintf("https://mcp%d.%s/path", j, d))
-		}
-		r := result(d, remotes...)
-		r.Cards[0].Name = name
-		r.Cards[0].Title = fmt.Sprintf("Title %02d", i)
-		if len(remotes) == 0 {
-			r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: r.CatalogURL, Identifier: "i", CardKey: r.Cards[0].Key})
-		}
-		if err := db.SaveDomain(ctx, r); err != nil {
-			t.Fatal(err)
-		}
+		saveSearchDomain(t, db, i, store.CardRecord{Name: name, Title: fmt.Sprintf("Title %02d", i)}, "")
 	}
 	for i := range 30 {
 		save(i, fmt.Sprintf("com.example/Server-%02d", i))
 	}
-	ix, err := db.OpenSearchIndex(ctx, store.SearchIndexOptions{Path: filepath.Join(t.TempDir(), "search.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := openSearchIndex(t, db)
 
 	// walk reads every page of a search, three entries at a time.
 	walk := func(db *store.DB, q string) []string {
@@ -286,5 +246,40 @@ func testFeedSearchThroughIndex(t *testing.T, dsn string) {
 	check("after catching up")
 	if ix.Narrowed() == before {
 		t.Error("the caught-up index narrowed no search")
+	}
+}
+
+// openSearchIndex attaches a search index in the test's directory to db.
+func openSearchIndex(t *testing.T, db *store.DB) *store.SearchIndex {
+	t.Helper()
+	ix, err := db.OpenSearchIndex(context.Background(), store.SearchIndexOptions{Path: filepath.Join(t.TempDir(), "search.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+// saveSearchDomain writes domain i: a card with card's name, title and
+// description and i%3 endpoints (their paths ending in suffix); a card
+// without endpoints is listed on its own.
+func saveSearchDomain(t *testing.T, db *store.DB, i int, card store.CardRecord, suffix string) {
+	t.Helper()
+	ctx := context.Background()
+	d := fmt.Sprintf("d%02d.example", i)
+	if _, err := db.Enqueue(ctx, []string{d}, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var remotes []string
+	for j := range i % 3 {
+		remotes = append(remotes, fmt.Sprintf("https://mcp%d.%s/path%s", j, d, suffix))
+	}
+	r := result(d, remotes...)
+	r.Cards[0].Name, r.Cards[0].Title, r.Cards[0].Description = card.Name, card.Title, card.Description
+	if len(remotes) == 0 {
+		r.Listings = append(r.Listings, store.ListingRecord{CatalogURL: r.CatalogURL, Identifier: "i", CardKey: r.Cards[0].Key})
+	}
+	if err := db.SaveDomain(ctx, r); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -286,14 +286,7 @@ func (db *DB) siteSearch(ctx context.Context, ix *SearchIndex, q string, after S
 // siteRowsOf reads up to n of the servers keys names (in key order) that
 // match cond.
 func (db *DB) siteRowsOf(ctx context.Context, cond string, args []any, keys []SiteKey, n int) ([]SiteRow, error) {
-	var cards, endpoints []string
-	for _, k := range keys {
-		if k.Kind == KindCard {
-			cards = append(cards, k.Subject)
-		} else {
-			endpoints = append(endpoints, k.Subject)
-		}
-	}
+	cards, endpoints := subjectsByKind(keys)
 	var rows []SiteRow
 	if len(cards) > 0 {
 		page, err := db.sitePage(ctx, cond, args, []siteSegment{siteCards}, "", cards, n)
@@ -310,6 +303,19 @@ func (db *DB) siteRowsOf(ctx context.Context, cond string, args []any, keys []Si
 		rows = append(rows, page...)
 	}
 	return rows, nil
+}
+
+// subjectsByKind splits keys into the subjects of cards and of endpoints,
+// keeping their order.
+func subjectsByKind(keys []SiteKey) (cards, endpoints []string) {
+	for _, k := range keys {
+		if k.Kind == KindCard {
+			cards = append(cards, k.Subject)
+		} else {
+			endpoints = append(endpoints, k.Subject)
+		}
+	}
+	return cards, endpoints
 }
 
 // sitePage reads up to limit rows of the given segments (merged in

@@ -13,8 +13,9 @@ import (
 // the requests that arrive while it runs and kept for a while after: a
 // crowd on /summary costs one count, not one each. It is kept for twenty
 // times what it took, so counting costs at most a twentieth of a core
-// however often the page is asked for, and a small database's summary is
-// never more than a second old.
+// however often the page is asked for (until a count takes over 15 s, the
+// cap's twentieth), and a small database's summary is never more than a
+// second old.
 const (
 	summaryKeepFactor = 20
 	summaryKeepMin    = time.Second
