@@ -16,3 +16,14 @@ func (db *DB) EachFeedEntryPaged(ctx context.Context, filter FeedFilter, want Fa
 
 // Narrowed is how many of the feed's name searches the index narrowed.
 func (s *SearchIndex) Narrowed() int64 { return s.narrowed.Load() }
+
+// Hold takes the index's lock as a Refresh does (write) or as a search does
+// (read), until release.
+func (s *SearchIndex) Hold(write bool) (release func()) {
+	if write {
+		s.mu.Lock()
+		return s.mu.Unlock
+	}
+	s.mu.RLock()
+	return s.mu.RUnlock
+}

@@ -38,8 +38,11 @@ type SearchIndex struct {
 	path string
 	temp bool
 
-	mu  sync.Mutex // one Refresh at a time; guards seq, exact, registry, gen
-	seq int64      // feed_state.seq the index holds every record up to
+	// mu lets one Refresh at a time write, and guards seq, exact, registry
+	// and gen; the API's narrowed searches read under it together, so none
+	// meets a Refresh half done.
+	mu  sync.RWMutex
+	seq int64 // feed_state.seq the index holds every record up to
 	// exact is the change number up to which the index holds each record
 	// as it is now: the last Refresh's starting point. A record that moved
 	// past the change number a Refresh read before its walk reached it is
@@ -484,7 +487,7 @@ func compareSiteKeys(a, b SiteKey) int {
 // kept answer is what a read without the index gives; otherwise the API
 // reads every name.
 func (s *SearchIndex) feedCardKeys(ctx context.Context, tx *readTx, q string, seq int64) (keys []string, ok bool, err error) {
-	if !s.Ready() || !searchable(q) || !s.mu.TryLock() {
+	if !s.Ready() || !searchable(q) || !s.mu.TryRLock() {
 		return nil, false, nil
 	}
 	var (
@@ -495,7 +498,7 @@ func (s *SearchIndex) feedCardKeys(ctx context.Context, tx *readTx, q string, se
 	if notAhead {
 		cands, common, err = s.candidates(ctx, q, SiteKey{})
 	}
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if !notAhead || common || err != nil {
 		return nil, false, err
 	}

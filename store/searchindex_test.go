@@ -216,13 +216,33 @@ func testFeedSearchThroughIndex(t *testing.T, dsn string) {
 	if got := walk(db, "server-07"); len(got) != 1 {
 		t.Fatalf("server-07: %v, want one record", got)
 	}
+	// A search reads the index while another does, but not while a
+	// Refresh writes it: then it reads every name, and still finds them.
+	before := ix.Narrowed()
+	release := ix.Hold(false)
+	if got := walk(db, "server-07"); len(got) != 1 {
+		t.Errorf("server-07 beside another search: %v, want one record", got)
+	}
+	release()
+	if ix.Narrowed() == before {
+		t.Error("a search beside another was not narrowed")
+	}
+	before = ix.Narrowed()
+	release = ix.Hold(true)
+	if got := walk(db, "server-07"); len(got) != 1 {
+		t.Errorf("server-07 during a refresh: %v, want one record", got)
+	}
+	release()
+	if n := ix.Narrowed() - before; n != 0 {
+		t.Errorf("%d searches narrowed during a refresh", n)
+	}
 
 	// New writes put the index behind: the records written since it was
 	// last exact are read besides its candidates, so the new servers are
 	// found at once.
 	save(31, "com.example/Server-31 renamed")
 	save(7, "com.example/other")
-	before := ix.Narrowed()
+	before = ix.Narrowed()
 	check("behind the writes")
 	if got := walk(db, "renamed"); len(got) != 1 {
 		t.Errorf("a server written after the last refresh: %v, want it found", got)
