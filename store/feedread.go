@@ -710,15 +710,25 @@ func placeholders(n int) string {
 // to a power of two by repeating the last key: a few query texts, each
 // prepared once, serve lists of every length (an IN list is a set, so a
 // repeat selects nothing more).
-func inList(keys []any) (string, []any) {
+func inList[K any](keys []K) (string, []any) {
 	n := 1
 	for n < len(keys) {
 		n *= 2
 	}
-	for len(keys) < n {
-		keys = append(keys, keys[len(keys)-1])
+	args := make([]any, n)
+	for i := range args {
+		args[i] = keys[min(i, len(keys)-1)]
 	}
-	return placeholders(n), keys
+	return placeholders(n), args
+}
+
+// keysAfter is the part of sorted keys that follows key.
+func keysAfter[K any](keys []K, key K, cmp func(K, K) int) []K {
+	i, found := slices.BinarySearchFunc(keys, key, cmp)
+	if found {
+		i++
+	}
+	return keys[i:]
 }
 
 // FeedEntry is one card with the records it describes: an entry of the
@@ -919,17 +929,10 @@ func feedEntryKeys(ctx context.Context, tx *readTx, ix *SearchIndex, q EntryQuer
 			return nil, err
 		}
 		if ok {
-			i, found := slices.BinarySearch(cands, q.After)
-			if found {
-				i++
-			}
-			cands = cands[i:]
+			cands = keysAfter(cands, q.After, strings.Compare)
 			var keys []string
 			for len(keys) <= q.Limit && len(cands) > 0 {
-				chunk := make([]any, 0, siteSearchChunk)
-				for _, k := range cands[:min(len(cands), siteSearchChunk)] {
-					chunk = append(chunk, k)
-				}
+				chunk := cands[:min(len(cands), siteSearchChunk)]
 				cands = cands[len(chunk):]
 				list, in := inList(chunk)
 				got, err := collect(ctx, tx, scanString, query+where+` AND f.card_key IN (`+list+`) ORDER BY f.card_key LIMIT ?`,
@@ -952,11 +955,7 @@ func readEntries(ctx context.Context, tx *readTx, keys []string, tombstones bool
 	if len(keys) == 0 {
 		return []FeedEntry{}, nil
 	}
-	args := make([]any, len(keys))
-	for i, k := range keys {
-		args[i] = k
-	}
-	list, args := inList(args)
+	list, args := inList(keys)
 	where, args := filter.and(`f.card_key IN (`+list+`)`, args)
 	recs, err := appendRows(ctx, tx, nil, feedScanner(allFacts), `SELECT `+feedColumns+` FROM `+feedFrom+`
 		WHERE `+where+` ORDER BY f.card_key, f.kind, f.key`, args...)

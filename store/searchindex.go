@@ -28,8 +28,10 @@ import (
 // migration 0015), and rebuilds its Registry rows when the Registry's
 // tables changed. It only ever narrows a search to candidates: the page is
 // still read with the search's own condition, so a candidate that no longer
-// matches is dropped. What it cannot do is know a server written after its
-// last Refresh: a search sees the servers as of that Refresh.
+// matches is dropped. What it cannot know is a server written after its
+// last Refresh: the site's search sees the servers as of that Refresh; the
+// API's search of names also reads the records written since
+// (feedCardKeys).
 
 // SearchIndex is the site search's index; see OpenSearchIndex.
 type SearchIndex struct {
@@ -259,11 +261,12 @@ func (db *DB) listingDomains(ctx context.Context, page []feedChange) error {
 			return nil
 		}
 		type listing struct{ key, domain string }
+		in, args := inList(keys)
 		ls, err := collect(ctx, db.sql, func(rows *sql.Rows) (listing, error) {
 			var l listing
 			err := rows.Scan(&l.key, &l.domain)
 			return l, err
-		}, fmt.Sprintf(query, placeholders(len(keys))), keys...)
+		}, fmt.Sprintf(query, in), args...)
 		if err != nil {
 			return fmt.Errorf("listing domains: %w", err)
 		}
@@ -456,12 +459,7 @@ func (s *SearchIndex) candidates(ctx context.Context, q string, after SiteKey) (
 		return nil, true, nil
 	}
 	slices.SortFunc(keys, compareSiteKeys)
-	keys = slices.Compact(keys)
-	i, _ := slices.BinarySearchFunc(keys, after, compareSiteKeys)
-	if i < len(keys) && keys[i] == after {
-		i++
-	}
-	return keys[i:], false, nil
+	return keysAfter(slices.Compact(keys), after, compareSiteKeys), false, nil
 }
 
 func scanSiteKey(rows *sql.Rows) (SiteKey, error) {
@@ -517,10 +515,7 @@ func (s *SearchIndex) feedCardKeys(ctx context.Context, tx *readTx, q string, se
 		keys []string
 	}{{kindEndpoint, ends}, {kindCard, cards}} {
 		for len(part.keys) > 0 {
-			chunk := make([]any, 0, siteSearchChunk)
-			for _, k := range part.keys[:min(len(part.keys), siteSearchChunk)] {
-				chunk = append(chunk, k)
-			}
+			chunk := part.keys[:min(len(part.keys), siteSearchChunk)]
 			part.keys = part.keys[len(chunk):]
 			list, args := inList(chunk)
 			got, err := collect(ctx, tx, scanString, `SELECT card_key FROM feed_servers
