@@ -45,6 +45,11 @@ type dialect struct {
 	// arms). SQLite already walks each arm in index order and stops, and
 	// limited arms cost it a third more on a search.
 	limitArms bool
+	// windowPages reads a filtered site page in windows of driving keys
+	// (siteWalk): PostgreSQL computed every server's row for a filter on a
+	// computed column (0.15–0.39 s a page at 100,000 servers). SQLite
+	// walks in index order and stops once the page is full.
+	windowPages bool
 }
 
 // migrationLockKey is the advisory lock key under which PostgreSQL
@@ -69,6 +74,7 @@ var (
 		shared:         true,
 		strpos:         "strpos",
 		limitArms:      true,
+		windowPages:    true,
 		// Named, not the whole database: it may hold other applications'
 		// tables, which are not this crawl's to sample. documents is
 		// read by its key only, and sampling it reads bodies.

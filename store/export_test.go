@@ -27,3 +27,7 @@ func (s *SearchIndex) Hold(write bool) (release func()) {
 	s.mu.RLock()
 	return s.mu.RUnlock
 }
+
+// SetSiteWindow makes filtered site pages read in windows starting at n
+// driving keys, on any dialect.
+func (db *DB) SetSiteWindow(n int) { db.siteWindow = n }

@@ -121,27 +121,56 @@ const bestCardOf = `(SELECT l.card_key FROM listings l JOIN cards c2 ON c2.key =
 // and {in} is where a search narrows it to its candidates (siteSegment).
 var (
 	siteCards = siteSegment{`SELECT 'card' AS kind, c0.key AS subject, '' AS url, c0.key AS card_key, 1 AS in_cards FROM cards c0
-		WHERE c0.key > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c0.key AND l.active = 1 AND l.remote_norm = '')`, "c0.key"}
+		WHERE c0.key > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c0.key AND l.active = 1 AND l.remote_norm = '')`, "c0.key",
+		`SELECT key FROM cards WHERE key > ? ORDER BY key LIMIT 1 OFFSET ?`}
 	siteCardEndpoints = siteSegment{`SELECT 'endpoint' AS kind, r.url_norm AS subject, r.url AS url, ` + bestCardOf + ` AS card_key, 1 AS in_cards
-		FROM remotes r WHERE r.url_norm > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)`, "r.url_norm"}
+		FROM remotes r WHERE r.url_norm > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)`, "r.url_norm",
+		`SELECT url_norm FROM remotes WHERE url_norm > ? ORDER BY url_norm LIMIT 1 OFFSET ?`}
 	siteRegistryEndpoints = siteSegment{`SELECT 'endpoint' AS kind, rr.url_norm AS subject, MIN(rr.url) AS url, NULL AS card_key, 0 AS in_cards
 		FROM registry_remotes rr WHERE rr.url_norm > ? {in}
 		  AND NOT EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = rr.url_norm AND l.active = 1)
-		GROUP BY rr.url_norm`, "rr.url_norm"}
+		GROUP BY rr.url_norm`, "rr.url_norm",
+		`SELECT url_norm FROM registry_remotes WHERE url_norm > ? ORDER BY url_norm LIMIT 1 OFFSET ?`}
 	siteEndpoints = []siteSegment{siteCardEndpoints, siteRegistryEndpoints}
 )
 
-// siteSegment is one segment's query and its subject column.
-type siteSegment struct{ query, subject string }
+// siteSegment is one segment's query, its subject column, and the query
+// giving the subject a given number of its driving table's keys past
+// another (for windows: siteWalk).
+type siteSegment struct{ query, subject, nth string }
 
-// sql is the segment's query, narrowed to n subjects when n > 0 (their
-// arguments follow the one to start after).
-func (s siteSegment) sql(n int) string {
+// sql is the segment's query for a span: its subject bounded above when
+// the span is, and narrowed to n subjects when n > 0. The arguments follow
+// the one to start after, in that order (siteSpan.args).
+func (s siteSegment) sql(sp siteSpan) string {
 	in := ""
-	if n > 0 {
-		in = "AND " + s.subject + " IN (" + placeholders(n) + ")"
+	if sp.to != "" {
+		in = "AND " + s.subject + " <= ? "
+	}
+	if len(sp.in) > 0 {
+		in += "AND " + s.subject + " IN (" + placeholders(len(sp.in)) + ")"
 	}
 	return strings.Replace(s.query, "{in}", in, 1)
+}
+
+// siteSpan is the subjects a page query reads: after after, up to to (when
+// not empty; subjects are never empty), and only those in in (when not
+// empty).
+type siteSpan struct {
+	after, to string
+	in        []string
+}
+
+// args are the span's arguments, in the order sql places them.
+func (sp siteSpan) args() []any {
+	args := []any{sp.after}
+	if sp.to != "" {
+		args = append(args, sp.to)
+	}
+	for _, k := range sp.in {
+		args = append(args, k)
+	}
+	return args
 }
 
 // siteFilterSQL turns a filter into a condition on siteColumns' columns
@@ -180,10 +209,19 @@ func siteFilterSQL(f SiteFilter) (string, []any) {
 		conds = append(conds, "s.in_registry = 1")
 	}
 	if len(conds) == 0 {
-		return "1 = 1", nil
+		return noSiteFilter, nil
 	}
 	return strings.Join(conds, " AND "), args
 }
+
+// endpointsOnly says no server of kind card can pass f: a card without
+// remotes is never probed and no Registry entry declares it.
+func endpointsOnly(f SiteFilter) bool {
+	return (f.Outcome != "" && f.Outcome != "none") || f.Source == SourceRegistry
+}
+
+// noSiteFilter is the condition of a filter that selects every server.
+const noSiteFilter = "1 = 1"
 
 // likeEscaper escapes LIKE's wildcards (with ESCAPE '\'), so a search for
 // "50%" or "a_b" matches those characters.
@@ -211,12 +249,17 @@ func (db *DB) SiteServers(ctx context.Context, f SiteFilter) (SitePage, error) {
 	}
 	limit = min(limit, maxSiteLimit)
 	cond, args := siteFilterSQL(f)
+	after := f.After
+	if endpointsOnly(f) && after.Kind != KindEndpoint {
+		// Cards sort first; skipping them spares reading every one.
+		after = SiteKey{Kind: KindEndpoint}
+	}
 	var rows []SiteRow
 	var err error
 	if q, ix := strings.TrimSpace(f.Q), db.search.Load(); ix != nil && ix.Ready() && searchable(q) {
-		rows, err = db.siteSearch(ctx, ix, q, f.After, cond, args, limit+1)
+		rows, err = db.siteSearch(ctx, ix, q, after, cond, args, limit+1)
 	} else {
-		rows, err = db.siteScan(ctx, f.After, cond, args, limit+1)
+		rows, err = db.siteScan(ctx, after, cond, args, limit+1)
 	}
 	if err != nil {
 		return SitePage{}, err
@@ -237,7 +280,7 @@ func (db *DB) siteScan(ctx context.Context, after SiteKey, cond string, args []a
 	var rows []SiteRow
 	// Cards first, unless the page starts among the endpoints.
 	if after.Kind != KindEndpoint {
-		page, err := db.sitePage(ctx, cond, args, []siteSegment{siteCards}, after.Subject, nil, n)
+		page, err := db.siteWalk(ctx, cond, args, []siteSegment{siteCards}, after.Subject, n)
 		if err != nil {
 			return nil, err
 		}
@@ -248,13 +291,74 @@ func (db *DB) siteScan(ctx context.Context, after SiteKey, cond string, args []a
 		if after.Kind == KindEndpoint {
 			start = after.Subject
 		}
-		page, err := db.sitePage(ctx, cond, args, siteEndpoints, start, nil, n-len(rows))
+		page, err := db.siteWalk(ctx, cond, args, siteEndpoints, start, n-len(rows))
 		if err != nil {
 			return nil, err
 		}
 		rows = append(rows, page...)
 	}
 	return rows, nil
+}
+
+// firstSiteWindow is how many driving keys a windowed walk's first query
+// spans; each next one spans twice as many.
+const firstSiteWindow = 1024
+
+// siteWalk reads up to n rows of the segments after a subject, filtered
+// by cond. Where the dialect asks for it (windowPages) and there is a
+// filter, it reads them in windows of driving keys, each twice the last,
+// until it has n: PostgreSQL cannot estimate a filter on the columns the
+// page's joins compute, guesses a few dozen matches, and so computes every
+// server's row before sorting, however many match. Bounded to a window,
+// a page of a common value is read from the first window, and a walk to
+// a rare one costs about what one pass over every server does.
+func (db *DB) siteWalk(ctx context.Context, cond string, args []any, segments []siteSegment, after string, n int) ([]SiteRow, error) {
+	first := db.siteWindow
+	if first == 0 && db.dialect.windowPages {
+		first = firstSiteWindow
+	}
+	if first == 0 || cond == noSiteFilter {
+		return db.sitePage(ctx, cond, args, segments, siteSpan{after: after}, n)
+	}
+	var rows []SiteRow
+	for w := first; len(rows) < n; w *= 2 {
+		to, err := db.siteWindowEnd(ctx, segments, after, w)
+		if err != nil {
+			return nil, err
+		}
+		page, err := db.sitePage(ctx, cond, args, segments, siteSpan{after: after, to: to}, n-len(rows))
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, page...)
+		if to == "" {
+			break
+		}
+		after = to
+	}
+	return rows, nil
+}
+
+// siteWindowEnd is the last subject of the window of w driving keys
+// after a subject: the least of the segments' w-th keys, so no segment's
+// window holds more than w of them. "" when no segment has w more keys
+// (the window runs to the end).
+func (db *DB) siteWindowEnd(ctx context.Context, segments []siteSegment, after string, w int) (string, error) {
+	var to string
+	for _, seg := range segments {
+		var k string
+		err := db.sql.QueryRowContext(ctx, seg.nth, after, w-1).Scan(&k)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("site window: %w", err)
+		}
+		if to == "" || k < to {
+			to = k
+		}
+	}
+	return to, nil
 }
 
 // siteSearchChunk is how many candidates one query of a search reads.
@@ -289,14 +393,14 @@ func (db *DB) siteRowsOf(ctx context.Context, cond string, args []any, keys []Si
 	cards, endpoints := subjectsByKind(keys)
 	var rows []SiteRow
 	if len(cards) > 0 {
-		page, err := db.sitePage(ctx, cond, args, []siteSegment{siteCards}, "", cards, n)
+		page, err := db.sitePage(ctx, cond, args, []siteSegment{siteCards}, siteSpan{in: cards}, n)
 		if err != nil {
 			return nil, err
 		}
 		rows = page
 	}
 	if len(endpoints) > 0 && len(rows) < n {
-		page, err := db.sitePage(ctx, cond, args, siteEndpoints, "", endpoints, n-len(rows))
+		page, err := db.sitePage(ctx, cond, args, siteEndpoints, siteSpan{in: endpoints}, n-len(rows))
 		if err != nil {
 			return nil, err
 		}
@@ -319,17 +423,13 @@ func subjectsByKind(keys []SiteKey) (cards, endpoints []string) {
 }
 
 // sitePage reads up to limit rows of the given segments (merged in
-// subject order) after a subject, filtered by cond, and, when in is not
-// empty, among those subjects.
-func (db *DB) sitePage(ctx context.Context, cond string, condArgs []any, segments []siteSegment, after string, in []string, limit int) ([]SiteRow, error) {
+// subject order) in a span, filtered by cond.
+func (db *DB) sitePage(ctx context.Context, cond string, condArgs []any, segments []siteSegment, span siteSpan, limit int) ([]SiteRow, error) {
 	var arms []string
 	var args []any
 	for i, seg := range segments {
-		arm := `SELECT * FROM (` + fmt.Sprintf(siteColumns, seg.sql(len(in)), db.dialect.strpos) + `) s WHERE ` + cond
-		args = append(args, after)
-		for _, k := range in {
-			args = append(args, k)
-		}
+		arm := `SELECT * FROM (` + fmt.Sprintf(siteColumns, seg.sql(span), db.dialect.strpos) + `) s WHERE ` + cond
+		args = append(args, span.args()...)
 		args = append(args, condArgs...)
 		if db.dialect.limitArms {
 			arm = `SELECT * FROM (` + arm + ` ORDER BY 2 LIMIT ?) a` + strconv.Itoa(i)
@@ -392,7 +492,7 @@ func (db *DB) SiteCounts(ctx context.Context) (SiteCounts, error) {
 	var all []string
 	var args []any
 	for _, seg := range []siteSegment{siteCards, siteCardEndpoints, siteRegistryEndpoints} {
-		all = append(all, fmt.Sprintf(siteColumns, seg.sql(0), db.dialect.strpos))
+		all = append(all, fmt.Sprintf(siteColumns, seg.sql(siteSpan{}), db.dialect.strpos))
 		args = append(args, "")
 	}
 	var cols []string

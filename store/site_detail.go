@@ -70,7 +70,7 @@ func (db *DB) SiteServer(ctx context.Context, key SiteKey) (d SiteDetail, ok boo
 	default:
 		return d, false, nil
 	}
-	rows, err := db.sitePage(ctx, "1 = 1", nil, seg, "", []string{key.Subject}, 1)
+	rows, err := db.sitePage(ctx, noSiteFilter, nil, seg, siteSpan{in: []string{key.Subject}}, 1)
 	if err != nil {
 		return d, false, fmt.Errorf("server %s: %w", key.Subject, err)
 	}

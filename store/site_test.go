@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -111,5 +112,112 @@ func testSiteQueries(t *testing.T, dsn string) {
 	}
 	if len(d.Cards) != 1 || d.Cards[0].Key != "https://b.example/card" || len(d.Listings) != 1 {
 		t.Errorf("detail: %d cards (%+v), %d listings", len(d.Cards), d.Cards, len(d.Listings))
+	}
+}
+
+// A filtered page read in windows of driving keys (PostgreSQL's way,
+// forced here on both databases with windows of one and two keys) holds
+// exactly the servers an unfiltered walk does that match, in order: with
+// cards that declare no remote, endpoints only the Registry declares
+// between the cards' endpoints, and filters that match many, few or none.
+func TestSiteFilteredWindows(t *testing.T) { eachDialect(t, testSiteFilteredWindows) }
+
+func testSiteFilteredWindows(t *testing.T, dsn string) {
+	db := open(t, dsn, nil)
+	ctx := context.Background()
+	grades := []string{"conformant", "near_conformant", "non_conformant"}
+	var domains []string
+	for i := range 24 {
+		domains = append(domains, fmt.Sprintf("d%02d.example", i))
+	}
+	if _, err := db.Enqueue(ctx, domains, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const reg = "https://registry.example"
+	for i, d := range domains {
+		var r store.DomainResult
+		switch i % 4 {
+		case 0: // a card without remotes
+			r = result(d)
+			r.Listings = []store.ListingRecord{{CatalogURL: r.CatalogURL, Identifier: "i", CardKey: r.Cards[0].Key}}
+		case 1:
+			r = result(d, "https://mcp."+d+"/one", "https://mcp."+d+"/two")
+		default:
+			r = result(d, "https://mcp."+d+"/one")
+		}
+		r.Cards[0].Grade = grades[i%3]
+		if err := db.SaveDomain(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if i%5 != 2 {
+			continue
+		}
+		// An endpoint only the Registry declares, sorting among the cards'.
+		name := fmt.Sprintf("io.example/only%02d", i)
+		entry := store.RegistryEntry{Source: reg, Name: name, Version: "1.0.0", Status: "active", ReportedLatest: true,
+			ServerJSON: `{"name":"` + name + `","version":"1.0.0"}`}
+		if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: []store.RegistryEntry{entry}}); err != nil {
+			t.Fatal(err)
+		}
+		u := "https://mcp." + d + "/reg"
+		doc := store.RegistryEntryDoc{Source: reg, Name: name, Version: entry.Version, ChangedAt: db.Now()}
+		if err := db.ReplaceRegistryRemotes(ctx, doc, "sha", []store.RegistryRemote{{URLNorm: u, URL: u, Type: "streamable-http"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	walk := func(f store.SiteFilter) []store.SiteKey {
+		t.Helper()
+		var keys []store.SiteKey
+		for range 200 {
+			page, err := db.SiteServers(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range page.Rows {
+				keys = append(keys, r.SiteKey)
+			}
+			if page.Next == nil {
+				return keys
+			}
+			f.After = *page.Next
+		}
+		t.Fatalf("%+v: no last page after 200", f)
+		return nil
+	}
+	all, err := db.SiteServers(ctx, store.SiteFilter{Limit: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Rows) != 6*1+6*2+12*1+5 {
+		t.Fatalf("%d servers, want 35", len(all.Rows))
+	}
+	for _, tc := range []struct {
+		name  string
+		f     store.SiteFilter
+		match func(store.SiteRow) bool
+	}{
+		{"grade", store.SiteFilter{Grade: "conformant"}, func(r store.SiteRow) bool { return r.Grade == "conformant" }},
+		{"no grade", store.SiteFilter{Grade: "none"}, func(r store.SiteRow) bool { return r.Grade == "" }},
+		{"registry", store.SiteFilter{Source: store.SourceRegistry}, func(r store.SiteRow) bool { return r.InRegistry }},
+		{"cards", store.SiteFilter{Source: store.SourceCard}, func(r store.SiteRow) bool { return r.InCards }},
+		{"none", store.SiteFilter{Grade: "near_conformant", Source: store.SourceRegistry}, func(store.SiteRow) bool { return false }},
+	} {
+		var want []store.SiteKey
+		for _, r := range all.Rows {
+			if tc.match(r) {
+				want = append(want, r.SiteKey)
+			}
+		}
+		for _, w := range []int{1, 2} {
+			db.SetSiteWindow(w)
+			for _, limit := range []int{1, 3, 200} {
+				f := tc.f
+				f.Limit = limit
+				if diff := cmp.Diff(want, walk(f)); diff != "" {
+					t.Errorf("%s, window %d, limit %d (-want +got):\n%s", tc.name, w, limit, diff)
+				}
+			}
+		}
+		db.SetSiteWindow(0)
 	}
 }

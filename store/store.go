@@ -52,6 +52,9 @@ type DB struct {
 	batch    batcher                     // shared commits of concurrent writers (batch.go)
 	written  atomic.Int64                // rows written, for refreshing statistics as they grow (growth.go)
 	search   atomic.Pointer[SearchIndex] // the site search's index, when one is attached (searchindex.go)
+	// siteWindow, when not 0, is the first window of a filtered site page
+	// whatever the dialect (tests: SetSiteWindow).
+	siteWindow int
 }
 
 // Options configure Open.
