@@ -29,9 +29,10 @@ import (
 // tables changed. It only ever narrows a search to candidates: the page is
 // still read with the search's own condition, so a candidate that no longer
 // matches is dropped. What it cannot know is a server written after its
-// last Refresh: the site's search sees the servers as of that Refresh; the
-// API's search of names also reads the records written since
-// (feedCardKeys).
+// last Refresh, so both searches also read the feed records written since
+// it was last exact: the site's those whose text holds the term
+// (siteCandidates), the API's by their cards (feedCardKeys). A Registry
+// sync's changes are seen from the next Refresh.
 
 // SearchIndex is the site search's index; see OpenSearchIndex.
 type SearchIndex struct {
@@ -50,7 +51,9 @@ type SearchIndex struct {
 	// past the change number a Refresh read before its walk reached it is
 	// not written by that Refresh but by the next, and until then its row
 	// may be a version older than a reader begun before the move sees.
-	exact    int64
+	// Written under mu; the site's search reads it without (a Refresh under
+	// way moves it only once its rows are written).
+	exact    atomic.Int64
 	registry string // the Registry tables' fingerprint when its rows were built
 	gen      int64  // the generation of the last Registry rebuild
 	ready    atomic.Bool
@@ -237,7 +240,8 @@ func (s *SearchIndex) refreshFeed(ctx context.Context, upTo int64) (int, error) 
 			break
 		}
 	}
-	s.exact, s.seq = s.seq, upTo
+	s.exact.Store(s.seq)
+	s.seq = upTo
 	return n, nil
 }
 
@@ -462,6 +466,57 @@ func (s *SearchIndex) candidates(ctx context.Context, q string, after SiteKey) (
 	return keysAfter(slices.Compact(keys), after, compareSiteKeys), false, nil
 }
 
+// siteCandidates returns, in key order, the servers after a key that may
+// hold q for the site's search: the index's candidates, and the servers
+// whose feed records were written since the index was last exact (a
+// crawl's newest, which the index has not read yet or holds as they were)
+// and whose text, as the index would hold it, holds q. common is true when
+// either is more than the index's bound.
+func (s *SearchIndex) siteCandidates(ctx context.Context, q string, after SiteKey) (keys []SiteKey, common bool, err error) {
+	// Read before the candidates: a Refresh that ends in between moves
+	// exact past records whose rows the candidates were read without.
+	exact := s.exact.Load()
+	keys, common, err = s.candidates(ctx, q, after)
+	if common || err != nil {
+		return nil, common, err
+	}
+	most := int(s.maxCands.Load())
+	var since int
+	if err := s.db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM feed_servers WHERE seq > ? LIMIT ?) r`,
+		exact, most+1).Scan(&since); err != nil {
+		return nil, false, fmt.Errorf("search index: records since: %w", err)
+	}
+	if since > most {
+		return nil, true, nil
+	}
+	if since > 0 {
+		pat := "%" + likeEscaper.Replace(q) + "%"
+		recent, err := collect(ctx, s.db.sql, func(rows *sql.Rows) (SiteKey, error) {
+			var kind int
+			var k SiteKey
+			err := rows.Scan(&kind, &k.Subject)
+			k.Kind = siteKind(kind)
+			return k, err
+		}, recentMatches, exact, pat, pat, pat, pat, pat, kindEndpoint, kindCard)
+		if err != nil {
+			return nil, false, fmt.Errorf("search index: records since: %w", err)
+		}
+		keys = append(keys, recent...)
+	}
+	slices.SortFunc(keys, compareSiteKeys)
+	return keysAfter(slices.Compact(keys), after, compareSiteKeys), false, nil
+}
+
+// recentMatches finds the feed records written after a change number
+// whose feed text (what refreshFeed indexes: name, title, description,
+// endpoint, listing domains) holds a LIKE pattern. A server's Registry
+// text is indexed apart, and its candidates come from the index.
+const recentMatches = `SELECT f.kind, f.key FROM feed_servers f WHERE f.seq > ? AND (
+	lower(f.name) LIKE lower(?) ESCAPE '\' OR lower(f.title) LIKE lower(?) ESCAPE '\'
+	OR lower(f.description) LIKE lower(?) ESCAPE '\' OR lower(f.endpoint) LIKE lower(?) ESCAPE '\'
+	OR EXISTS (SELECT 1 FROM listings l WHERE l.active = 1 AND lower(l.domain) LIKE lower(?) ESCAPE '\'
+	           AND ((f.kind = ? AND l.remote_norm = f.key) OR (f.kind = ? AND l.card_key = f.key AND l.remote_norm = ''))))`
+
 func scanSiteKey(rows *sql.Rows) (SiteKey, error) {
 	var k SiteKey
 	err := rows.Scan(&k.Kind, &k.Subject)
@@ -492,7 +547,7 @@ func (s *SearchIndex) feedCardKeys(ctx context.Context, tx *readTx, q string, se
 		cands  []SiteKey
 		common bool
 	)
-	exact, notAhead := s.exact, s.seq <= seq
+	exact, notAhead := s.exact.Load(), s.seq <= seq
 	if notAhead {
 		cands, common, err = s.candidates(ctx, q, SiteKey{})
 	}

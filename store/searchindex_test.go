@@ -15,8 +15,8 @@ import (
 // search pages through exactly the servers a walk of every server finds, on
 // both databases: for terms in each searched field, rare and common, short
 // ones the index cannot answer, after the crawl and the Registry change and
-// the index is refreshed; and a server written after the last Refresh is
-// found only once the index is refreshed again.
+// the index is refreshed; and a server a crawl wrote after the last Refresh
+// is found before the next.
 func TestSearchIndexAgreesWithScan(t *testing.T) { eachDialect(t, testSearchIndexAgreesWithScan) }
 
 func testSearchIndexAgreesWithScan(t *testing.T, dsn string) {
@@ -122,14 +122,30 @@ func testSearchIndexAgreesWithScan(t *testing.T, dsn string) {
 	// Cards change, a domain stops listing its endpoints, the Registry
 	// entry changes: a refresh brings each in.
 	save(31, " of the new kind")
+	save(33, "") // a card without endpoints: found by its listing's domain
 	if err := db.SaveDomain(ctx, result("d05.example")); err != nil {
 		t.Fatal(err)
 	}
+	// The crawl's changes are found before the next refresh: the records
+	// written since the index was last exact are candidates too, within
+	// the bound and over it.
+	func() {
+		defer ix.SetMaxCandidates(ix.SetMaxCandidates(0))
+		for _, q := range []string{"new kind", "d05.example", "server-31", "d33.example", "an mcp server"} {
+			want := walk(scan, q)
+			for _, bound := range []int{2000, 3, 1} {
+				ix.SetMaxCandidates(bound)
+				if diff := cmp.Diff(want, walk(db, q)); diff != "" {
+					t.Errorf("before a refresh, at most %d candidates: search %q, index against scan (-scan +index):\n%s", bound, q, diff)
+				}
+			}
+		}
+	}()
+	if got := walk(db, "d33.example"); len(got) != 1 {
+		t.Errorf("a server written after the last refresh: found %v, want one", got)
+	}
 	registry("io.example/only", "https://only.registry.example/mcp", "renamed: narwhal")
 	terms = append(terms, "new kind", "narwhal", "d05.example")
-	if got := walk(db, "new kind"); len(got) != 0 {
-		t.Errorf("a server written after the last refresh was found before the next: %v", got)
-	}
 	if n, err := ix.Refresh(ctx); err != nil || n == 0 {
 		t.Fatalf("refresh after changes: %d records, %v", n, err)
 	}

@@ -367,7 +367,7 @@ const siteSearchChunk = 256
 // siteSearch reads up to n servers after a key matching cond, among the
 // candidates the index finds for q; for a common term, walking them all.
 func (db *DB) siteSearch(ctx context.Context, ix *SearchIndex, q string, after SiteKey, cond string, args []any, n int) ([]SiteRow, error) {
-	keys, common, err := ix.candidates(ctx, q, after)
+	keys, common, err := ix.siteCandidates(ctx, q, after)
 	if err != nil {
 		return nil, err
 	}
