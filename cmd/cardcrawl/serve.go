@@ -36,8 +36,9 @@ const (
 	defaultMaxConns        = 256
 	serveReadConns         = 8 // database connections reading at once
 	// searchRefreshEvery is how often the site's search index catches up
-	// with the database: a search sees the servers as of at most this long
-	// ago (plus the refresh's own time).
+	// with the database. Searches also read the feed records written since,
+	// so this bounds how many they read (and how late a Registry sync's
+	// changes are seen), not how late a crawl's are.
 	searchRefreshEvery = 2 * time.Second
 )
 
