@@ -1,8 +1,8 @@
 // Command crawlbench measures a crawl the way BENCHMARKS.md reports it: it
 // serves a generated web (internal/simweb, in this process), then runs the
 // cardcrawl binary (`crawl --probe never`, a fresh database each time) and
-// the bare fetcher (cmd/barefetch) against it one after the other, at each
-// concurrency asked for, and reports for each process its wall time, user
+// the bare fetcher (cmd/barefetch) against it one after the other (or, with
+// --together, at the same time), at each concurrency asked for, and reports for each process its wall time, user
 // and system CPU and peak RSS — the figures `/usr/bin/time -v` prints, read
 // from the same wait4 resource usage by a small launcher process (see
 // launcherArg) — next to the web's network limit.
@@ -90,6 +90,7 @@ type config struct {
 	cardcrawl   string
 	barefetch   string
 	noBare      bool
+	together    bool
 	timeout     time.Duration
 	dir         string
 	crawlArgs   []string
@@ -106,8 +107,10 @@ type Measure struct {
 
 // Result is one paired run at one concurrency.
 type Result struct {
-	Domains      int      `json:"domains"`
-	Concurrency  int      `json:"concurrency"`
+	Domains     int `json:"domains"`
+	Concurrency int `json:"concurrency"`
+	// Together says the crawl and the bare fetcher ran at the same time.
+	Together     bool     `json:"together,omitempty"`
 	LimitSeconds float64  `json:"limitSeconds,omitempty"` // the network limit at this concurrency
 	Crawl        Measure  `json:"crawl"`
 	Crawled      int      `json:"crawled"`
@@ -176,6 +179,7 @@ func parseFlags(args []string, stderr io.Writer) (config, bool, error) {
 	fs.StringVar(&cfg.cardcrawl, "cardcrawl", "", "cardcrawl binary (default: build ./cmd/cardcrawl)")
 	fs.StringVar(&cfg.barefetch, "barefetch", "", "barefetch binary (default: build ./cmd/barefetch)")
 	fs.BoolVar(&cfg.noBare, "no-barefetch", false, "measure the crawl only")
+	fs.BoolVar(&cfg.together, "together", false, "run the crawl and the bare fetcher at the same time (a steadier CPU ratio; wall times are each other's load)")
 	fs.DurationVar(&cfg.timeout, "timeout", 15*time.Second, "per-request timeout of both clients")
 	fs.StringVar(&cfg.dir, "dir", "", "work directory for the CA, domain list and databases (default: a temporary one, removed)")
 	fs.StringVar(&extra, "crawl-args", "", "extra space-separated arguments for the crawl (e.g. --cpuprofile FILE)")
@@ -263,35 +267,61 @@ func measure(ctx context.Context, cfg config, log io.Writer) ([]Result, error) {
 			crawlArgs := append([]string{"crawl", "--db", db, "--probe", "never", "--json",
 				"--concurrency", strconv.Itoa(c)}, netArgs...)
 			crawlArgs = append(crawlArgs, cfg.crawlArgs...)
-			fmt.Fprintf(log, "crawl: %d domains, concurrency %d (%s)\n", cfg.web.Domains, c, loadAverage())
-			var sum struct {
-				Crawled int `json:"crawled"`
-				Cards   int `json:"cards"`
+			crawl := func() error {
+				var sum struct {
+					Crawled int `json:"crawled"`
+					Cards   int `json:"cards"`
+				}
+				m, err := runMeasured(ctx, cfg.cardcrawl, crawlArgs, &sum)
+				for _, suffix := range []string{"", "-wal", "-shm"} {
+					os.Remove(db + suffix)
+				}
+				if err != nil {
+					return fmt.Errorf("crawl: %w", err)
+				}
+				r.Crawl, r.Crawled, r.Cards = m, sum.Crawled, sum.Cards
+				return nil
 			}
-			m, err := runMeasured(ctx, cfg.cardcrawl, crawlArgs, &sum)
-			if err != nil {
-				return out, fmt.Errorf("crawl: %w", err)
-			}
-			r.Crawl, r.Crawled, r.Cards = m, sum.Crawled, sum.Cards
-			r.DomainsPerSec = float64(sum.Crawled) / m.WallSeconds
-			for _, suffix := range []string{"", "-wal", "-shm"} {
-				os.Remove(db + suffix)
-			}
-			if limit != nil {
-				r.LimitRatio = m.WallSeconds / r.LimitSeconds
-			}
-			if !cfg.noBare {
-				fmt.Fprintf(log, "barefetch: concurrency %d (%s)\n", c, loadAverage())
-				var bare struct {
+			var bm Measure
+			bare := func() error {
+				var sum struct {
 					Requests int `json:"requests"`
 				}
-				bm, err := runMeasured(ctx, cfg.barefetch, append([]string{"--concurrency", strconv.Itoa(c)}, netArgs...), &bare)
+				m, err := runMeasured(ctx, cfg.barefetch, append([]string{"--concurrency", strconv.Itoa(c)}, netArgs...), &sum)
 				if err != nil {
-					return out, fmt.Errorf("barefetch: %w", err)
+					return fmt.Errorf("barefetch: %w", err)
 				}
-				r.Bare, r.BareRequests = &bm, bare.Requests
-				r.CPURatio = m.CPUSeconds / bm.CPUSeconds
-				r.WallRatio = m.WallSeconds / bm.WallSeconds
+				bm, r.BareRequests = m, sum.Requests
+				return nil
+			}
+			var err error
+			fmt.Fprintf(log, "crawl: %d domains, concurrency %d (%s)\n", cfg.web.Domains, c, loadAverage())
+			switch {
+			case cfg.noBare:
+				err = crawl()
+			case cfg.together:
+				fmt.Fprintf(log, "barefetch at the same time\n")
+				r.Together = true
+				done := make(chan error, 1)
+				go func() { done <- bare() }()
+				err = errors.Join(crawl(), <-done)
+			default:
+				if err = crawl(); err == nil {
+					fmt.Fprintf(log, "barefetch: concurrency %d (%s)\n", c, loadAverage())
+					err = bare()
+				}
+			}
+			if err != nil {
+				return out, err
+			}
+			r.DomainsPerSec = float64(r.Crawled) / r.Crawl.WallSeconds
+			if limit != nil {
+				r.LimitRatio = r.Crawl.WallSeconds / r.LimitSeconds
+			}
+			if !cfg.noBare {
+				r.Bare = &bm
+				r.CPURatio = r.Crawl.CPUSeconds / bm.CPUSeconds
+				r.WallRatio = r.Crawl.WallSeconds / bm.WallSeconds
 				if limit != nil {
 					r.BareLimitRatio = bm.WallSeconds / r.LimitSeconds
 				}

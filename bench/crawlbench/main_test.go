@@ -21,12 +21,21 @@ func TestMain(m *testing.M) {
 // TestSmoke runs the harness as BENCHMARKS.md does, on 200 domains: both
 // binaries are built, the web is served, the crawl and the bare fetcher
 // run against it, and the report is complete. No figure is judged: timing
-// belongs to the benchmarks, not to the tests.
+// belongs to the benchmarks, not to the tests. With --together the two
+// run at once and the report says so.
 func TestSmoke(t *testing.T) {
+	t.Run("one after the other", func(t *testing.T) { smoke(t, false) })
+	t.Run("together", func(t *testing.T) { smoke(t, true) })
+}
+
+func smoke(t *testing.T, together bool) {
 	var stdout, stderr strings.Builder
-	code := run(context.Background(), []string{"--domains", "200", "--concurrency", "8", "--dir", t.TempDir(),
-		"--latency", "1ms", "--unresolvable-share", "0.05", "--json"},
-		&stdout, &stderr)
+	args := []string{"--domains", "200", "--concurrency", "8", "--dir", t.TempDir(),
+		"--latency", "1ms", "--unresolvable-share", "0.05", "--json"}
+	if together {
+		args = append(args, "--together")
+	}
+	code := run(context.Background(), args, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
 	}
@@ -43,6 +52,9 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("got %d results, want 1:\n%s", len(rs), stdout.String())
 	}
 	r := rs[0]
+	if r.Together != together {
+		t.Errorf("together: %v, want %v", r.Together, together)
+	}
 	if r.Crawled != 200 || r.Cards == 0 {
 		t.Errorf("crawl: %d domains crawled, %d cards; want 200 and some cards", r.Crawled, r.Cards)
 	}
