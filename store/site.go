@@ -340,25 +340,22 @@ func (db *DB) siteWalk(ctx context.Context, cond string, args []any, segments []
 }
 
 // siteWindowEnd is the last subject of the window of w driving keys
-// after a subject: the least of the segments' w-th keys, so no segment's
-// window holds more than w of them. "" when no segment has w more keys
-// (the window runs to the end).
+// after a subject: the least of the segments' w-th keys (in the database's
+// order), so no segment's window holds more than w of them. "" when no
+// segment has w more keys (the window runs to the end).
 func (db *DB) siteWindowEnd(ctx context.Context, segments []siteSegment, after string, w int) (string, error) {
-	var to string
+	var nths []string
+	var args []any
 	for _, seg := range segments {
-		var k string
-		err := db.sql.QueryRowContext(ctx, seg.nth, after, w-1).Scan(&k)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("site window: %w", err)
-		}
-		if to == "" || k < to {
-			to = k
-		}
+		nths = append(nths, `SELECT (`+seg.nth+`) AS k`)
+		args = append(args, after, w-1)
 	}
-	return to, nil
+	var to sql.NullString
+	q := `SELECT MIN(k) FROM (` + strings.Join(nths, " UNION ALL ") + `) w`
+	if err := db.sql.QueryRowContext(ctx, q, args...).Scan(&to); err != nil {
+		return "", fmt.Errorf("site window: %w", err)
+	}
+	return to.String, nil
 }
 
 // siteSearchChunk is how many candidates one query of a search reads.
