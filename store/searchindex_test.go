@@ -55,25 +55,9 @@ func testSearchIndexAgreesWithScan(t *testing.T, dsn string) {
 	ix := openSearchIndex(t, db)
 
 	// walk pages through a search ten servers at a time.
-	walk := func(db *store.DB, q string) []string {
+	walk := func(db *store.DB, q string) []store.SiteKey {
 		t.Helper()
-		var got []string
-		f := store.SiteFilter{Q: q, Limit: 10}
-		for range 100 {
-			page, err := db.SiteServers(ctx, f)
-			if err != nil {
-				t.Fatalf("search %q: %v", q, err)
-			}
-			for _, r := range page.Rows {
-				got = append(got, r.Kind+" "+r.Subject)
-			}
-			if page.Next == nil {
-				return got
-			}
-			f.After = *page.Next
-		}
-		t.Fatalf("search %q: more than 100 pages", q)
-		return nil
+		return walkSite(t, db, store.SiteFilter{Q: q, Limit: 10})
 	}
 	terms := []string{
 		"server-07",          // a name

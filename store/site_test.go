@@ -28,19 +28,8 @@ func testSiteQueries(t *testing.T, dsn string) {
 		}
 	}
 	var walked []string
-	f := store.SiteFilter{Limit: 2}
-	for range 10 {
-		page, err := db.SiteServers(ctx, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range page.Rows {
-			walked = append(walked, r.Subject)
-		}
-		if page.Next == nil {
-			break
-		}
-		f.After = *page.Next
+	for _, k := range walkSite(t, db, store.SiteFilter{Limit: 2}) {
+		walked = append(walked, k.Subject)
 	}
 	want := []string{"https://mcp.a.example/one", "https://mcp.a.example/two", "https://mcp.b.example/one",
 		"https://mcp.b.example/two", "https://mcp.c.example/one", "https://mcp.c.example/two"}
@@ -165,25 +154,6 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 			t.Fatal(err)
 		}
 	}
-	walk := func(f store.SiteFilter) []store.SiteKey {
-		t.Helper()
-		var keys []store.SiteKey
-		for range 200 {
-			page, err := db.SiteServers(ctx, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range page.Rows {
-				keys = append(keys, r.SiteKey)
-			}
-			if page.Next == nil {
-				return keys
-			}
-			f.After = *page.Next
-		}
-		t.Fatalf("%+v: no last page after 200", f)
-		return nil
-	}
 	all, err := db.SiteServers(ctx, store.SiteFilter{Limit: 200})
 	if err != nil {
 		t.Fatal(err)
@@ -213,11 +183,32 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 			for _, limit := range []int{1, 3, 200} {
 				f := tc.f
 				f.Limit = limit
-				if diff := cmp.Diff(want, walk(f)); diff != "" {
+				if diff := cmp.Diff(want, walkSite(t, db, f)); diff != "" {
 					t.Errorf("%s, window %d, limit %d (-want +got):\n%s", tc.name, w, limit, diff)
 				}
 			}
 		}
 		db.SetSiteWindow(0)
 	}
+}
+
+// walkSite pages through the servers f selects, to the last page.
+func walkSite(t *testing.T, db *store.DB, f store.SiteFilter) []store.SiteKey {
+	t.Helper()
+	var keys []store.SiteKey
+	for range 200 {
+		page, err := db.SiteServers(context.Background(), f)
+		if err != nil {
+			t.Fatalf("%+v: %v", f, err)
+		}
+		for _, r := range page.Rows {
+			keys = append(keys, r.SiteKey)
+		}
+		if page.Next == nil {
+			return keys
+		}
+		f.After = *page.Next
+	}
+	t.Fatalf("%+v: no last page after 200", f)
+	return nil
 }
