@@ -481,41 +481,45 @@ func (s *SearchIndex) siteCandidates(ctx context.Context, q string, after SiteKe
 		return nil, common, err
 	}
 	most := int(s.maxCands.Load())
-	var since int
-	if err := s.db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM feed_servers WHERE seq > ? LIMIT ?) r`,
-		exact, most+1).Scan(&since); err != nil {
+	type since struct {
+		key   SiteKey
+		holds bool
+	}
+	pat := "%" + likeEscaper.Replace(q) + "%"
+	recent, err := collect(ctx, s.db.sql, func(rows *sql.Rows) (since, error) {
+		var kind int
+		var r since
+		err := rows.Scan(&kind, &r.key.Subject, &r.holds)
+		r.key.Kind = siteKind(kind)
+		return r, err
+	}, recentMatches, pat, pat, pat, pat, pat, kindEndpoint, kindCard, exact, most+1)
+	if err != nil {
 		return nil, false, fmt.Errorf("search index: records since: %w", err)
 	}
-	if since > most {
+	if len(recent) > most {
 		return nil, true, nil
 	}
-	if since > 0 {
-		pat := "%" + likeEscaper.Replace(q) + "%"
-		recent, err := collect(ctx, s.db.sql, func(rows *sql.Rows) (SiteKey, error) {
-			var kind int
-			var k SiteKey
-			err := rows.Scan(&kind, &k.Subject)
-			k.Kind = siteKind(kind)
-			return k, err
-		}, recentMatches, exact, pat, pat, pat, pat, pat, kindEndpoint, kindCard)
-		if err != nil {
-			return nil, false, fmt.Errorf("search index: records since: %w", err)
+	for _, r := range recent {
+		if r.holds {
+			keys = append(keys, r.key)
 		}
-		keys = append(keys, recent...)
 	}
 	slices.SortFunc(keys, compareSiteKeys)
 	return keysAfter(slices.Compact(keys), after, compareSiteKeys), false, nil
 }
 
-// recentMatches finds the feed records written after a change number
-// whose feed text (what refreshFeed indexes: name, title, description,
-// endpoint, listing domains) holds a LIKE pattern. A server's Registry
-// text is indexed apart, and its candidates come from the index.
-const recentMatches = `SELECT f.kind, f.key FROM feed_servers f WHERE f.seq > ? AND (
+// recentMatches reads the feed records written after a change number (at
+// most a given number), each with whether its feed text (what refreshFeed
+// indexes: name, title, description, endpoint, listing domains) holds a
+// LIKE pattern. A server's Registry text is indexed apart, and its
+// candidates come from the index.
+const recentMatches = `SELECT f.kind, f.key, CASE WHEN
 	lower(f.name) LIKE lower(?) ESCAPE '\' OR lower(f.title) LIKE lower(?) ESCAPE '\'
 	OR lower(f.description) LIKE lower(?) ESCAPE '\' OR lower(f.endpoint) LIKE lower(?) ESCAPE '\'
 	OR EXISTS (SELECT 1 FROM listings l WHERE l.active = 1 AND lower(l.domain) LIKE lower(?) ESCAPE '\'
-	           AND ((f.kind = ? AND l.remote_norm = f.key) OR (f.kind = ? AND l.card_key = f.key AND l.remote_norm = ''))))`
+	           AND ((f.kind = ? AND l.remote_norm = f.key) OR (f.kind = ? AND l.card_key = f.key AND l.remote_norm = '')))
+	THEN 1 ELSE 0 END
+	FROM feed_servers f WHERE f.seq > ? LIMIT ?`
 
 func scanSiteKey(rows *sql.Rows) (SiteKey, error) {
 	var k SiteKey

@@ -121,23 +121,27 @@ const bestCardOf = `(SELECT l.card_key FROM listings l JOIN cards c2 ON c2.key =
 // and {in} is where a search narrows it to its candidates (siteSegment).
 var (
 	siteCards = siteSegment{`SELECT 'card' AS kind, c0.key AS subject, '' AS url, c0.key AS card_key, 1 AS in_cards FROM cards c0
-		WHERE c0.key > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c0.key AND l.active = 1 AND l.remote_norm = '')`, "c0.key",
-		`SELECT key FROM cards WHERE key > ? ORDER BY key LIMIT 1 OFFSET ?`}
+		WHERE c0.key > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c0.key AND l.active = 1 AND l.remote_norm = '')`, "c0.key", nthKey("cards", "key")}
 	siteCardEndpoints = siteSegment{`SELECT 'endpoint' AS kind, r.url_norm AS subject, r.url AS url, ` + bestCardOf + ` AS card_key, 1 AS in_cards
-		FROM remotes r WHERE r.url_norm > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)`, "r.url_norm",
-		`SELECT url_norm FROM remotes WHERE url_norm > ? ORDER BY url_norm LIMIT 1 OFFSET ?`}
+		FROM remotes r WHERE r.url_norm > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)`, "r.url_norm", nthKey("remotes", "url_norm")}
 	siteRegistryEndpoints = siteSegment{`SELECT 'endpoint' AS kind, rr.url_norm AS subject, MIN(rr.url) AS url, NULL AS card_key, 0 AS in_cards
 		FROM registry_remotes rr WHERE rr.url_norm > ? {in}
 		  AND NOT EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = rr.url_norm AND l.active = 1)
 		GROUP BY rr.url_norm`, "rr.url_norm",
-		`SELECT url_norm FROM registry_remotes WHERE url_norm > ? ORDER BY url_norm LIMIT 1 OFFSET ?`}
+		nthKey("registry_remotes", "url_norm")}
 	siteEndpoints = []siteSegment{siteCardEndpoints, siteRegistryEndpoints}
 )
 
 // siteSegment is one segment's query, its subject column, and the query
 // giving the subject a given number of its driving table's keys past
-// another (for windows: siteWalk).
+// another (nthKey; for windows: siteWalk).
 type siteSegment struct{ query, subject, nth string }
+
+// nthKey is the query for the key of table's column that lies a given
+// number of keys past another (arguments: the key, the number less one).
+func nthKey(table, column string) string {
+	return `SELECT ` + column + ` FROM ` + table + ` WHERE ` + column + ` > ? ORDER BY ` + column + ` LIMIT 1 OFFSET ?`
+}
 
 // sql is the segment's query for a span: its subject bounded above when
 // the span is, and narrowed to n subjects when n > 0. The arguments follow
