@@ -31,3 +31,7 @@ func (s *SearchIndex) Hold(write bool) (release func()) {
 // SetSiteWindow makes filtered site pages read in windows starting at n
 // driving keys, on any dialect.
 func (db *DB) SetSiteWindow(n int) { db.siteWindow = n }
+
+// SetFacetChunk makes faceted site pages read candidates n at a time at
+// first.
+func (db *DB) SetFacetChunk(n int) { db.facetChunk = n }

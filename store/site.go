@@ -218,10 +218,33 @@ func siteFilterSQL(f SiteFilter) (string, []any) {
 	return strings.Join(conds, " AND "), args
 }
 
-// endpointsOnly says no server of kind card can pass f: a card without
-// remotes is never probed and no Registry entry declares it.
-func endpointsOnly(f SiteFilter) bool {
-	return (f.Outcome != "" && f.Outcome != "none") || f.Source == SourceRegistry
+// siteSelect is what a page of a filter reads: the segments that can hold
+// a server it selects, and its condition on siteColumns' columns.
+type siteSelect struct {
+	cards     bool          // siteCards
+	endpoints []siteSegment // of siteEndpoints
+	cond      string
+	args      []any
+}
+
+// siteSelectOf is f's siteSelect. A card without remotes is never probed,
+// no Registry entry declares it, and it has its own grade. An endpoint a
+// listed card declares has that card's grade (SaveDomain stores a
+// listing's card with it, every card has one of servercard.Grades, and
+// cards are never removed); one only the Registry declares has none.
+func siteSelectOf(f SiteFilter) siteSelect {
+	cond, args := siteFilterSQL(f)
+	sel := siteSelect{cards: true, endpoints: siteEndpoints, cond: cond, args: args}
+	if (f.Outcome != "" && f.Outcome != "none") || f.Source == SourceRegistry || f.Grade == "none" {
+		sel.cards = false
+	}
+	switch {
+	case f.Grade == "none":
+		sel.endpoints = []siteSegment{siteRegistryEndpoints}
+	case f.Grade != "" || f.Source == SourceCard:
+		sel.endpoints = []siteSegment{siteCardEndpoints}
+	}
+	return sel
 }
 
 // noSiteFilter is the condition of a filter that selects every server.
@@ -252,18 +275,22 @@ func (db *DB) SiteServers(ctx context.Context, f SiteFilter) (SitePage, error) {
 		limit = defaultSiteLimit
 	}
 	limit = min(limit, maxSiteLimit)
-	cond, args := siteFilterSQL(f)
+	sel := siteSelectOf(f)
 	after := f.After
-	if endpointsOnly(f) && after.Kind != KindEndpoint {
+	if !sel.cards && after.Kind != KindEndpoint {
 		// Cards sort first; skipping them spares reading every one.
 		after = SiteKey{Kind: KindEndpoint}
 	}
 	var rows []SiteRow
 	var err error
-	if q, ix := strings.TrimSpace(f.Q), db.search.Load(); ix != nil && ix.Ready() && searchable(q) {
-		rows, err = db.siteSearch(ctx, ix, q, after, cond, args, limit+1)
-	} else {
-		rows, err = db.siteScan(ctx, after, cond, args, limit+1)
+	q, ix := strings.TrimSpace(f.Q), db.search.Load()
+	switch facet := siteFacetOf(f); {
+	case ix != nil && ix.Ready() && searchable(q):
+		rows, err = db.siteSearch(ctx, ix, q, sel, after, limit+1)
+	case facet != nil:
+		rows, err = db.siteFaceted(ctx, facet, sel, after, limit+1)
+	default:
+		rows, err = db.siteScan(ctx, sel, after, limit+1)
 	}
 	if err != nil {
 		return SitePage{}, err
@@ -278,24 +305,24 @@ func (db *DB) SiteServers(ctx context.Context, f SiteFilter) (SitePage, error) {
 	return out, nil
 }
 
-// siteScan reads up to n servers after a key matching cond, walking them
-// all in key order.
-func (db *DB) siteScan(ctx context.Context, after SiteKey, cond string, args []any, n int) ([]SiteRow, error) {
+// siteScan reads up to n servers after a key that sel selects, walking
+// its segments in key order.
+func (db *DB) siteScan(ctx context.Context, sel siteSelect, after SiteKey, n int) ([]SiteRow, error) {
 	var rows []SiteRow
 	// Cards first, unless the page starts among the endpoints.
-	if after.Kind != KindEndpoint {
-		page, err := db.siteWalk(ctx, cond, args, []siteSegment{siteCards}, after.Subject, n)
+	if sel.cards && after.Kind != KindEndpoint {
+		page, err := db.siteWalk(ctx, sel.cond, sel.args, []siteSegment{siteCards}, after.Subject, n)
 		if err != nil {
 			return nil, err
 		}
 		rows = page
 	}
-	if len(rows) < n {
+	if len(rows) < n && len(sel.endpoints) > 0 {
 		start := ""
 		if after.Kind == KindEndpoint {
 			start = after.Subject
 		}
-		page, err := db.siteWalk(ctx, cond, args, siteEndpoints, start, n-len(rows))
+		page, err := db.siteWalk(ctx, sel.cond, sel.args, sel.endpoints, start, n-len(rows))
 		if err != nil {
 			return nil, err
 		}
@@ -365,21 +392,22 @@ func (db *DB) siteWindowEnd(ctx context.Context, segments []siteSegment, after s
 // siteSearchChunk is how many candidates one query of a search reads.
 const siteSearchChunk = 256
 
-// siteSearch reads up to n servers after a key matching cond, among the
-// candidates the index finds for q; for a common term, walking them all.
-func (db *DB) siteSearch(ctx context.Context, ix *SearchIndex, q string, after SiteKey, cond string, args []any, n int) ([]SiteRow, error) {
+// siteSearch reads up to n servers after a key that sel selects, among
+// the candidates the index finds for q; for a common term, walking them
+// all.
+func (db *DB) siteSearch(ctx context.Context, ix *SearchIndex, q string, sel siteSelect, after SiteKey, n int) ([]SiteRow, error) {
 	keys, common, err := ix.siteCandidates(ctx, q, after)
 	if err != nil {
 		return nil, err
 	}
 	if common {
-		return db.siteScan(ctx, after, cond, args, n)
+		return db.siteScan(ctx, sel, after, n)
 	}
 	var rows []SiteRow
 	for len(rows) < n && len(keys) > 0 {
 		chunk := keys[:min(len(keys), siteSearchChunk)]
 		keys = keys[len(chunk):]
-		more, err := db.siteRowsOf(ctx, cond, args, chunk, n-len(rows))
+		more, err := db.siteRowsOf(ctx, sel, chunk, n-len(rows))
 		if err != nil {
 			return nil, err
 		}
@@ -389,19 +417,19 @@ func (db *DB) siteSearch(ctx context.Context, ix *SearchIndex, q string, after S
 }
 
 // siteRowsOf reads up to n of the servers keys names (in key order) that
-// match cond.
-func (db *DB) siteRowsOf(ctx context.Context, cond string, args []any, keys []SiteKey, n int) ([]SiteRow, error) {
+// sel selects.
+func (db *DB) siteRowsOf(ctx context.Context, sel siteSelect, keys []SiteKey, n int) ([]SiteRow, error) {
 	cards, endpoints := subjectsByKind(keys)
 	var rows []SiteRow
-	if len(cards) > 0 {
-		page, err := db.sitePage(ctx, cond, args, []siteSegment{siteCards}, siteSpan{in: cards}, n)
+	if len(cards) > 0 && sel.cards {
+		page, err := db.sitePage(ctx, sel.cond, sel.args, []siteSegment{siteCards}, siteSpan{in: cards}, n)
 		if err != nil {
 			return nil, err
 		}
 		rows = page
 	}
-	if len(endpoints) > 0 && len(rows) < n {
-		page, err := db.sitePage(ctx, cond, args, siteEndpoints, siteSpan{in: endpoints}, n-len(rows))
+	if len(endpoints) > 0 && len(sel.endpoints) > 0 && len(rows) < n {
+		page, err := db.sitePage(ctx, sel.cond, sel.args, sel.endpoints, siteSpan{in: endpoints}, n-len(rows))
 		if err != nil {
 			return nil, err
 		}

@@ -154,12 +154,81 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 			t.Fatal(err)
 		}
 	}
+	// Registry entries declaring two of the cards' endpoints: one whose
+	// own category (none) stands before its entry's, one that has none of
+	// its own and takes its entry's.
+	for _, d := range []string{"d05.example", "d06.example"} {
+		name := "io.example/also-" + d
+		entry := store.RegistryEntry{Source: reg, Name: name, Version: "1.0.0", Status: "active", ReportedLatest: true,
+			ServerJSON: `{"name":"` + name + `","version":"1.0.0"}`}
+		if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: []store.RegistryEntry{entry}}); err != nil {
+			t.Fatal(err)
+		}
+		u := "https://mcp." + d + "/one"
+		doc := store.RegistryEntryDoc{Source: reg, Name: name, Version: entry.Version, ChangedAt: db.Now()}
+		if err := db.ReplaceRegistryRemotes(ctx, doc, "sha", []store.RegistryRemote{{URLNorm: u, URL: u, Type: "streamable-http"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	travel := func(kind, registry, subject string) store.CategoryRow {
+		return store.CategoryRow{Kind: kind, Registry: registry, Subject: subject, Category: "travel", Source: "name"}
+	}
+	cats := []store.CategoryRow{
+		travel("registry", reg, "io.example/also-d05.example"), travel("registry", reg, "io.example/also-d06.example"),
+		travel("registry", reg, "io.example/only12"),
+		{Kind: store.KindEndpoint, Subject: "https://mcp.d05.example/one", Reason: "no rule matched"},
+	}
+	run, err := db.StartRun(ctx, store.RunStart{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range domains {
+		switch i % 4 {
+		case 0:
+			if i%8 == 0 {
+				cats = append(cats, travel(store.KindCard, "", "https://"+d+"/card"))
+			}
+			continue
+		case 1:
+			cats = append(cats, travel(store.KindEndpoint, "", "https://mcp."+d+"/two"))
+		}
+		// Probes: the latest outcome is a row's, so an endpoint that timed
+		// out once and then answered is not one that times out.
+		outcomes := [][]string{{"timeout"}, {"ok"}, {"timeout", "ok"}}[i%3]
+		if i%7 == 3 {
+			outcomes = []string{"auth_required"}
+		}
+		for _, o := range outcomes {
+			if err := db.AddProbe(ctx, run, store.ProbeRow{RemoteNorm: "https://mcp." + d + "/one", Outcome: o, Result: `{}`}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := db.AddProbe(ctx, run, store.ProbeRow{RemoteNorm: "https://mcp.d12.example/reg", Outcome: "timeout", Result: `{}`}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveCategories(ctx, cats); err != nil {
+		t.Fatal(err)
+	}
 	all, err := db.SiteServers(ctx, store.SiteFilter{Limit: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(all.Rows) != 6*1+6*2+12*1+5 {
 		t.Fatalf("%d servers, want 35", len(all.Rows))
+	}
+	count := func(match func(store.SiteRow) bool) int {
+		n := 0
+		for _, r := range all.Rows {
+			if match(r) {
+				n++
+			}
+		}
+		return n
+	}
+	isTravel := func(r store.SiteRow) bool { return r.Category == "travel" }
+	if n := count(isTravel); n != 3+6+2 {
+		t.Errorf("%d travel servers, want 11 (3 cards, 6 endpoints of their own, 2 by their Registry entry)", n)
 	}
 	for _, tc := range []struct {
 		name  string
@@ -171,6 +240,17 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 		{"registry", store.SiteFilter{Source: store.SourceRegistry}, func(r store.SiteRow) bool { return r.InRegistry }},
 		{"cards", store.SiteFilter{Source: store.SourceCard}, func(r store.SiteRow) bool { return r.InCards }},
 		{"none", store.SiteFilter{Grade: "near_conformant", Source: store.SourceRegistry}, func(store.SiteRow) bool { return false }},
+		{"category", store.SiteFilter{Category: "travel"}, isTravel},
+		{"category and grade", store.SiteFilter{Category: "travel", Grade: "near_conformant"},
+			func(r store.SiteRow) bool { return isTravel(r) && r.Grade == "near_conformant" }},
+		{"no category", store.SiteFilter{Category: "none"}, func(r store.SiteRow) bool { return r.Category == "" }},
+		{"outcome", store.SiteFilter{Outcome: "timeout"}, func(r store.SiteRow) bool { return r.Outcome == "timeout" }},
+		{"rare outcome", store.SiteFilter{Outcome: "auth_required"}, func(r store.SiteRow) bool { return r.Outcome == "auth_required" }},
+		{"outcome and category", store.SiteFilter{Outcome: "timeout", Category: "travel"},
+			func(r store.SiteRow) bool { return r.Outcome == "timeout" && isTravel(r) }},
+		{"outcome and source", store.SiteFilter{Outcome: "timeout", Source: store.SourceRegistry},
+			func(r store.SiteRow) bool { return r.Outcome == "timeout" && r.InRegistry }},
+		{"never probed", store.SiteFilter{Outcome: "none"}, func(r store.SiteRow) bool { return r.Outcome == "" }},
 	} {
 		var want []store.SiteKey
 		for _, r := range all.Rows {
@@ -178,17 +258,21 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 				want = append(want, r.SiteKey)
 			}
 		}
-		for _, w := range []int{1, 2} {
-			db.SetSiteWindow(w)
+		if len(want) == 0 && tc.name != "none" {
+			t.Errorf("%s: no server matches; the case tests nothing", tc.name)
+		}
+		// Windows and facet chunks of a few keys, then the defaults.
+		for _, size := range []int{1, 2, 0} {
+			db.SetSiteWindow(size)
+			db.SetFacetChunk(size)
 			for _, limit := range []int{1, 3, 200} {
 				f := tc.f
 				f.Limit = limit
 				if diff := cmp.Diff(want, walkSite(t, db, f)); diff != "" {
-					t.Errorf("%s, window %d, limit %d (-want +got):\n%s", tc.name, w, limit, diff)
+					t.Errorf("%s, windows and chunks of %d, limit %d (-want +got):\n%s", tc.name, size, limit, diff)
 				}
 			}
 		}
-		db.SetSiteWindow(0)
 	}
 }
 

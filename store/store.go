@@ -55,6 +55,9 @@ type DB struct {
 	// siteWindow, when not 0, is the first window of a filtered site page
 	// whatever the dialect (tests: SetSiteWindow).
 	siteWindow int
+	// facetChunk, when not 0, is the first number of candidates a faceted
+	// site page reads (sitefacet.go); tests lower it.
+	facetChunk int
 }
 
 // Options configure Open.
