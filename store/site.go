@@ -60,8 +60,10 @@ func (r SiteRow) Sources() []string {
 }
 
 // SiteFilter selects servers for the index. Empty fields select all; the
-// value "none" of Category, Outcome, Grade and NSMethod selects the servers
-// without one.
+// value "none" of Category, Outcome and Grade selects the servers without
+// one. NSMethod's "none" is a method (the namespace was checked and
+// nothing verified it), and NSUnknown selects the servers whose namespace
+// was never checked.
 type SiteFilter struct {
 	// Q matches, case-insensitively, a substring of the name, title,
 	// description, endpoint URL or a listing domain, or of the server.json
@@ -205,7 +207,14 @@ func siteFilterSQL(f SiteFilter) (string, []any) {
 	eq("s.category", f.Category)
 	eq("s.outcome", f.Outcome)
 	eq("s.grade", f.Grade)
-	eq("s.ns_method", f.NSMethod)
+	switch f.NSMethod {
+	case "":
+	case NSUnknown:
+		conds = append(conds, "s.ns_method = ''")
+	default:
+		conds = append(conds, "s.ns_method = ?")
+		args = append(args, f.NSMethod)
+	}
 	switch f.Source {
 	case SourceCard:
 		conds = append(conds, "s.in_cards = 1")
@@ -246,6 +255,9 @@ func siteSelectOf(f SiteFilter) siteSelect {
 	}
 	return sel
 }
+
+// NSUnknown is SiteFilter.NSMethod's value for a namespace never checked.
+const NSUnknown = "unknown"
 
 // noSiteFilter is the condition of a filter that selects every server.
 const noSiteFilter = "1 = 1"

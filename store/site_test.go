@@ -95,6 +95,30 @@ func testSiteQueries(t *testing.T, dsn string) {
 	if diff := cmp.Diff(wantCounts, counts); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
+	// "none" is a namespace checked and not verified; "unknown" one never
+	// checked.
+	nsRows := func(when, ns string, want ...string) {
+		t.Helper()
+		page, err := db.SiteServers(ctx, store.SiteFilter{NSMethod: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range page.Rows {
+			got = append(got, r.Subject)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ns=%s %s (-want +got):\n%s", ns, when, diff)
+		}
+	}
+	nsRows("before the check", "none")
+	nsRows("before the check", store.NSUnknown, "https://only.example/mcp")
+	err = db.SaveNamespaces(ctx, []store.NamespaceRow{{Namespace: "io.example", Kind: "other", Method: "none", Result: "{}", CheckedAt: db.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsRows("after the check", "none", "https://only.example/mcp")
+	nsRows("after the check", store.NSUnknown)
 	d, ok, err := db.SiteServer(ctx, store.SiteKey{Kind: store.KindEndpoint, Subject: "https://mcp.b.example/two"})
 	if err != nil || !ok {
 		t.Fatalf("detail: ok=%v err=%v", ok, err)

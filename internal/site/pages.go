@@ -61,7 +61,7 @@ func filterChoices() map[string][]choice {
 		"source":   {{store.SourceCard, "a card"}, {store.SourceRegistry, "the Registry"}},
 		"outcome":  outcomes,
 		"grade":    {{"conformant", "conformant"}, {"near_conformant", "near conformant"}, {"non_conformant", "non conformant"}, {"none", "no card"}},
-		"ns":       {{"http", "HTTP proof"}, {"dns", "DNS proof"}, {"github", "GitHub account"}, {"none", "not verified"}},
+		"ns":       {{"http", "HTTP proof"}, {"dns", "DNS proof"}, {"github", "GitHub account"}, {"none", "not verified"}, {store.NSUnknown, "not checked"}},
 	}
 }
 
@@ -249,12 +249,18 @@ type countView struct {
 	Count              int
 }
 
+// countViews links each count to the index filtered by param; the
+// servers without a value are filtered by the value "none", or for the
+// namespace method (where "none" is a method) store.NSUnknown.
 func countViews(param string, counts []store.SiteCount, label func(string) string) []countView {
 	out := make([]countView, 0, len(counts))
 	for _, c := range counts {
 		v := countView{Value: c.Value, Count: c.Count, Label: label(c.Value)}
 		val := c.Value
-		if val == "" {
+		switch {
+		case val == "" && param == "ns":
+			val = store.NSUnknown
+		case val == "":
 			val = "none"
 		}
 		if param != "" {
@@ -301,7 +307,7 @@ func (s *server) summary(w http.ResponseWriter, r *http.Request) {
 		"Grades":     countViews("grade", counts.ByGrade, or("no card")),
 		"Outcomes":   countViews("outcome", counts.ByOutcome, func(v string) string { return or("never probed")(outcomeWordsOrEmpty(v)) }),
 		"Categories": countViews("category", counts.ByCategory, or("none")),
-		"Methods":    countViews("ns", counts.ByNSMethod, or("unknown")),
+		"Methods":    countViews("ns", counts.ByNSMethod, or("not checked")),
 		"Breakdown":  breakdown,
 		"Probed":     probed,
 		"CountedAt":  data.at.UTC().Format(time.RFC3339),

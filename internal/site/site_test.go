@@ -139,3 +139,20 @@ func TestKeyAndFilter(t *testing.T) {
 		}
 	}
 }
+
+// The summary links each count to the index filtered to exactly those
+// servers: a namespace never checked is "unknown", since "none" is a
+// method (checked, nothing verified it).
+func TestCountLinks(t *testing.T) {
+	counts := []store.SiteCount{{Value: "", Count: 1}, {Value: "none", Count: 2}, {Value: "http", Count: 3}}
+	var got []string
+	for _, param := range []string{"ns", "grade"} {
+		for _, v := range countViews(param, counts, func(string) string { return "" }) {
+			got = append(got, v.Link)
+		}
+	}
+	want := []string{"/?ns=unknown", "/?ns=none", "/?ns=http", "/?grade=none", "/?grade=none", "/?grade=http"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("links (-want +got):\n%s", diff)
+	}
+}
