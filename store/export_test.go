@@ -32,6 +32,6 @@ func (s *SearchIndex) Hold(write bool) (release func()) {
 // driving keys, on any dialect.
 func (db *DB) SetSiteWindow(n int) { db.siteWindow = n }
 
-// SetFacetChunk makes faceted site pages read candidates n at a time at
-// first.
-func (db *DB) SetFacetChunk(n int) { db.facetChunk = n }
+// SetFacetSizes makes faceted site pages read candidates chunk at a time
+// at first, and walk when a whole facet has more than most.
+func (db *DB) SetFacetSizes(chunk, most int) { db.facetChunk, db.facetMost = chunk, most }

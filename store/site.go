@@ -296,7 +296,7 @@ func (db *DB) SiteServers(ctx context.Context, f SiteFilter) (SitePage, error) {
 	var rows []SiteRow
 	var err error
 	q, ix := strings.TrimSpace(f.Q), db.search.Load()
-	switch facet := siteFacetOf(f); {
+	switch facet := db.siteFacetOf(f); {
 	case ix != nil && ix.Ready() && searchable(q):
 		rows, err = db.siteSearch(ctx, ix, q, sel, after, limit+1)
 	case facet != nil:
@@ -415,6 +415,12 @@ func (db *DB) siteSearch(ctx context.Context, ix *SearchIndex, q string, sel sit
 	if common {
 		return db.siteScan(ctx, sel, after, n)
 	}
+	return db.siteRowsAmong(ctx, sel, keys, n)
+}
+
+// siteRowsAmong reads up to n servers that sel selects among candidates in
+// key order, a chunk of them at a time.
+func (db *DB) siteRowsAmong(ctx context.Context, sel siteSelect, keys []SiteKey, n int) ([]SiteRow, error) {
 	var rows []SiteRow
 	for len(rows) < n && len(keys) > 0 {
 		chunk := keys[:min(len(keys), siteSearchChunk)]

@@ -159,6 +159,7 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 			r = result(d, "https://mcp."+d+"/one")
 		}
 		r.Cards[0].Grade = grades[i%3]
+		r.Cards[0].Name = []string{"com.ns0/x", "com.ns1/x", "com.ns2/a/b"}[i%3]
 		if err := db.SaveDomain(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -234,6 +235,15 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 	if err := db.SaveCategories(ctx, cats); err != nil {
 		t.Fatal(err)
 	}
+	// com.ns2/a/b's namespace is com.ns2, never checked: com.ns2/a only
+	// starts it.
+	var nss []store.NamespaceRow
+	for _, n := range [][2]string{{"com.ns0", "http"}, {"com.ns1", "none"}, {"com.ns2/a", "dns"}, {"io.example", "dns"}} {
+		nss = append(nss, store.NamespaceRow{Namespace: n[0], Kind: "other", Method: n[1], Result: "{}", CheckedAt: db.Now()})
+	}
+	if err := db.SaveNamespaces(ctx, nss); err != nil {
+		t.Fatal(err)
+	}
 	all, err := db.SiteServers(ctx, store.SiteFilter{Limit: 200})
 	if err != nil {
 		t.Fatal(err)
@@ -275,6 +285,12 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 		{"outcome and source", store.SiteFilter{Outcome: "timeout", Source: store.SourceRegistry},
 			func(r store.SiteRow) bool { return r.Outcome == "timeout" && r.InRegistry }},
 		{"never probed", store.SiteFilter{Outcome: "none"}, func(r store.SiteRow) bool { return r.Outcome == "" }},
+		{"namespace method", store.SiteFilter{NSMethod: "http"}, func(r store.SiteRow) bool { return r.NSMethod == "http" }},
+		{"namespace checked, not verified", store.SiteFilter{NSMethod: "none"}, func(r store.SiteRow) bool { return r.NSMethod == "none" }},
+		{"namespace by Registry entry", store.SiteFilter{NSMethod: "dns"}, func(r store.SiteRow) bool { return r.NSMethod == "dns" }},
+		{"namespace never checked", store.SiteFilter{NSMethod: store.NSUnknown}, func(r store.SiteRow) bool { return r.NSMethod == "" }},
+		{"namespace and outcome", store.SiteFilter{NSMethod: "http", Outcome: "timeout"},
+			func(r store.SiteRow) bool { return r.NSMethod == "http" && r.Outcome == "timeout" }},
 	} {
 		var want []store.SiteKey
 		for _, r := range all.Rows {
@@ -285,15 +301,16 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 		if len(want) == 0 && tc.name != "none" {
 			t.Errorf("%s: no server matches; the case tests nothing", tc.name)
 		}
-		// Windows and facet chunks of a few keys, then the defaults.
-		for _, size := range []int{1, 2, 0} {
-			db.SetSiteWindow(size)
-			db.SetFacetChunk(size)
+		// Windows and facet chunks of a few keys, whole facets read or
+		// too large (and walked), then the defaults.
+		for _, size := range []struct{ window, chunk, most int }{{1, 1, 100}, {2, 2, 3}, {0, 0, 0}} {
+			db.SetSiteWindow(size.window)
+			db.SetFacetSizes(size.chunk, size.most)
 			for _, limit := range []int{1, 3, 200} {
 				f := tc.f
 				f.Limit = limit
 				if diff := cmp.Diff(want, walkSite(t, db, f)); diff != "" {
-					t.Errorf("%s, windows and chunks of %d, limit %d (-want +got):\n%s", tc.name, size, limit, diff)
+					t.Errorf("%s, sizes %+v, limit %d (-want +got):\n%s", tc.name, size, limit, diff)
 				}
 			}
 		}

@@ -1,37 +1,44 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 )
 
-// A filter on a probe outcome or a category names servers that an index
-// finds (probes_outcome, server_categories_category). A page of such a
-// filter reads the servers those indexes name, in key order, instead of
-// computing every server's row from its position on: a value that few
-// servers hold costs what those servers cost, where the walk read them all
-// (0.5–1 s at 100,000 servers), and a common value fills a page from the
-// first candidates. Grades and namespace methods have no such index: a
-// grade is the best card's, a method the name's namespace's.
+// A filter on a probe outcome, a category or a namespace method names
+// servers that an index finds (probes_outcome, server_categories_category,
+// namespaces' key). A page of such a filter reads the servers those name,
+// in key order, instead of computing every server's row from its position
+// on: a value that few servers hold costs what those servers cost, where
+// the walk read them all (0.5–1.2 s at 100,000 servers), and a common
+// value fills a page from its first candidates. A grade has no such
+// index: it is the best card's.
 
 // siteFacet finds, in key order, the servers a filter may select: a
 // superset, since each row is still read with the filter's condition.
 type siteFacet struct {
 	cards, endpoints []facetArm
+	// whole, when not nil, stands for the arms where none can read in key
+	// order: it reads all the facet's servers, in any order, or says
+	// there are more than most (and the page walks as without a facet).
+	whole func(ctx context.Context, db *DB, most int) (keys []SiteKey, common bool, err error)
 }
 
-// facetArm is one query for subjects after a subject, distinct and in
-// order, at most a number: its arguments are args, then those two.
+// facetArm is one query for distinct subjects, in order: its arguments
+// are args, then a subject to start after, then the most to read.
 type facetArm struct {
 	query string
 	args  []any
 }
 
 // siteFacetOf is the facet that drives f's pages, nil when none can. An
-// outcome drives before a category: fewer servers are probed than
-// categorised. "none" is held by servers no index row names.
-func siteFacetOf(f SiteFilter) *siteFacet {
+// outcome drives before a category, and a category before a namespace
+// method: fewer servers are probed than categorised, and those read in
+// key order. A value held by servers no index row names ("none"; a
+// namespace never checked) has no facet.
+func (db *DB) siteFacetOf(f SiteFilter) *siteFacet {
 	switch {
 	case f.Outcome != "" && f.Outcome != "none":
 		// Any probe with the outcome: a row's is its latest.
@@ -48,8 +55,60 @@ func siteFacetOf(f SiteFilter) *siteFacet {
 			JOIN registry_remotes rr ON rr.source = sc.registry AND rr.name = sc.subject
 			WHERE sc.category = ? AND sc.kind = 'registry' AND rr.url_norm > ? ORDER BY rr.url_norm LIMIT ?`, []any{f.Category}}
 		return &siteFacet{cards: []facetArm{own(KindCard)}, endpoints: []facetArm{own(KindEndpoint), fromRegistry}}
+	case f.NSMethod != "" && f.NSMethod != NSUnknown:
+		return &siteFacet{whole: func(ctx context.Context, db *DB, most int) ([]SiteKey, bool, error) {
+			return db.namedServers(ctx, f.NSMethod, most)
+		}}
 	}
 	return nil
+}
+
+// namedServers returns the servers named in a namespace verified by a
+// method: every card whose name is in one (its names run from "ns/" up
+// to "ns0", "0" following "/"; a card with remotes is not a server, and
+// its row is not read), the endpoints those cards declare, and those of
+// Registry entries so named (a row is named by its best card or its first
+// entry). common when more than most.
+func (db *DB) namedServers(ctx context.Context, method string, most int) (keys []SiteKey, common bool, err error) {
+	// CROSS JOIN keeps SQLite to this order: otherwise it reads every card
+	// and compares its name with every namespace's bounds (16-30 s at
+	// 100,000 cards). The endpoints are read by card key for the same
+	// reason on PostgreSQL, which guesses a namespace names 10,000 cards.
+	cards, err := collect(ctx, db.sql, scanString, `SELECT c.key FROM namespaces n CROSS JOIN cards c
+		WHERE n.method = ? AND c.name >= n.namespace || '/' AND c.name < n.namespace || '0' LIMIT ?`, method, most+1)
+	if err != nil {
+		return nil, false, fmt.Errorf("site facet: %w", err)
+	}
+	if len(cards) > most {
+		return nil, true, nil
+	}
+	for _, k := range cards {
+		keys = append(keys, SiteKey{Kind: KindCard, Subject: k})
+	}
+	for part := range slices.Chunk(cards, siteSearchChunk) {
+		list, args := inList(part)
+		ends, err := collect(ctx, db.sql, scanString, `SELECT DISTINCT remote_norm FROM listings
+			WHERE card_key IN (`+list+`) AND active = 1 AND remote_norm <> ''`, args...)
+		if err != nil {
+			return nil, false, fmt.Errorf("site facet: %w", err)
+		}
+		for _, e := range ends {
+			keys = append(keys, SiteKey{Kind: KindEndpoint, Subject: e})
+		}
+		if len(keys) > most {
+			return nil, true, nil
+		}
+	}
+	entryNS := fmt.Sprintf(`CASE WHEN %[1]s(rr.name, '/') > 0 THEN substr(rr.name, 1, %[1]s(rr.name, '/') - 1) END`, db.dialect.strpos)
+	ends, err := collect(ctx, db.sql, scanString, `SELECT DISTINCT rr.url_norm FROM registry_remotes rr
+		JOIN namespaces n ON n.namespace = `+entryNS+` WHERE n.method = ? LIMIT ?`, method, most+1-len(keys))
+	if err != nil {
+		return nil, false, fmt.Errorf("site facet: %w", err)
+	}
+	for _, e := range ends {
+		keys = append(keys, SiteKey{Kind: KindEndpoint, Subject: e})
+	}
+	return keys, len(keys) > most, nil
 }
 
 // keys returns the facet's first n servers after a key, in key order.
@@ -104,12 +163,19 @@ const maxFacetChunk = 2048
 // siteFaceted reads up to n servers after a key that sel selects, among
 // the servers the facet names.
 func (db *DB) siteFaceted(ctx context.Context, fc *siteFacet, sel siteSelect, after SiteKey, n int) ([]SiteRow, error) {
-	first := db.facetChunk
-	if first == 0 {
-		first = siteSearchChunk
+	if fc.whole != nil {
+		keys, common, err := fc.whole(ctx, db, cmp.Or(db.facetMost, maxSearchCandidates))
+		if err != nil {
+			return nil, err
+		}
+		if common {
+			return db.siteScan(ctx, sel, after, n)
+		}
+		slices.SortFunc(keys, compareSiteKeys)
+		return db.siteRowsAmong(ctx, sel, keysAfter(slices.Compact(keys), after, compareSiteKeys), n)
 	}
 	var rows []SiteRow
-	for chunk := first; len(rows) < n; chunk = min(2*chunk, maxFacetChunk) {
+	for chunk := cmp.Or(db.facetChunk, siteSearchChunk); len(rows) < n; chunk = min(2*chunk, maxFacetChunk) {
 		keys, err := fc.keys(ctx, db, after, chunk)
 		if err != nil {
 			return nil, err

@@ -55,9 +55,10 @@ type DB struct {
 	// siteWindow, when not 0, is the first window of a filtered site page
 	// whatever the dialect (tests: SetSiteWindow).
 	siteWindow int
-	// facetChunk, when not 0, is the first number of candidates a faceted
-	// site page reads (sitefacet.go); tests lower it.
-	facetChunk int
+	// facetChunk and facetMost, when not 0, are the first number of
+	// candidates a faceted site page reads and the most a whole facet may
+	// have (sitefacet.go); tests lower them.
+	facetChunk, facetMost int
 }
 
 // Options configure Open.
