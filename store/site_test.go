@@ -303,7 +303,7 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 		}
 		// Windows and facet chunks of a few keys, whole facets read or
 		// too large (and walked), then the defaults.
-		for _, size := range []struct{ window, chunk, most int }{{1, 1, 100}, {2, 2, 3}, {0, 0, 0}} {
+		for _, size := range []struct{ window, chunk, most int }{{1, 1, 100}, {2, 2, 3}, {1, 1, 1}, {0, 0, 0}} {
 			db.SetSiteWindow(size.window)
 			db.SetFacetSizes(size.chunk, size.most)
 			for _, limit := range []int{1, 3, 200} {

@@ -70,6 +70,18 @@ func (db *DB) siteFacetOf(f SiteFilter) *siteFacet {
 // Registry entries so named (a row is named by its best card or its first
 // entry). common when more than most.
 func (db *DB) namedServers(ctx context.Context, method string, most int) (keys []SiteKey, common bool, err error) {
+	// Each namespace was checked for a card or entry naming it, so more
+	// than most of them nearly always name more than most servers: found
+	// without reading their cards (15-25 ms at 5,000), and where it is
+	// wrong the page walks, which is right too, only slower.
+	var spaces int
+	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM namespaces WHERE method = ? LIMIT ?) n`,
+		method, most+1).Scan(&spaces); err != nil {
+		return nil, false, fmt.Errorf("site facet: %w", err)
+	}
+	if spaces > most {
+		return nil, true, nil
+	}
 	// CROSS JOIN keeps SQLite to this order: otherwise it reads every card
 	// and compares its name with every namespace's bounds (16-30 s at
 	// 100,000 cards). The endpoints are read by card key for the same
