@@ -8,8 +8,8 @@ import (
 )
 
 // A filter on a probe outcome, a category or a namespace method names
-// servers that an index finds (probes_outcome, server_categories_category,
-// namespaces' key). A page of such a filter reads the servers those name,
+// servers that indexes find (probes_outcome, server_categories_category;
+// the namespaces with the method, then cards_name). A page of such a filter reads the servers those name,
 // in key order, instead of computing every server's row from its position
 // on: a value that few servers hold costs what those servers cost, where
 // the walk read them all (0.5–1.2 s at 100,000 servers), and a common
@@ -33,11 +33,10 @@ type facetArm struct {
 	args  []any
 }
 
-// siteFacetOf is the facet that drives f's pages, nil when none can. An
-// outcome drives before a category, and a category before a namespace
-// method: fewer servers are probed than categorised, and those read in
-// key order. A value held by servers no index row names ("none"; a
-// namespace never checked) has no facet.
+// siteFacetOf is the facet that drives f's pages, nil when none can: its
+// outcome's, else its category's (both read in key order), else its
+// namespace method's. A value held by servers no index row names ("none";
+// a namespace never checked) has no facet.
 func (db *DB) siteFacetOf(f SiteFilter) *siteFacet {
 	switch {
 	case f.Outcome != "" && f.Outcome != "none":
