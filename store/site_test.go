@@ -71,17 +71,7 @@ func testSiteQueries(t *testing.T, dsn string) {
 	}
 
 	// A server only the Registry declares: no grade, an unchecked namespace.
-	const reg = "https://registry.example"
-	entry := store.RegistryEntry{Source: reg, Name: "io.example/only", Version: "1.0.0", Status: "active", ReportedLatest: true,
-		ServerJSON: `{"name":"io.example/only","version":"1.0.0"}`}
-	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: []store.RegistryEntry{entry}}); err != nil {
-		t.Fatal(err)
-	}
-	doc := store.RegistryEntryDoc{Source: reg, Name: entry.Name, Version: entry.Version, ChangedAt: db.Now()}
-	only := []store.RegistryRemote{{URLNorm: "https://only.example/mcp", URL: "https://only.example/mcp", Type: "streamable-http"}}
-	if err := db.ReplaceRegistryRemotes(ctx, doc, "sha", only); err != nil {
-		t.Fatal(err)
-	}
+	registryServer(t, db, "io.example/only", "https://only.example/mcp")
 	counts, err := db.SiteCounts(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +136,6 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 	if _, err := db.Enqueue(ctx, domains, store.EnqueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	const reg = "https://registry.example"
 	for i, d := range domains {
 		var r store.DomainResult
 		switch i % 4 {
@@ -167,40 +156,21 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 			continue
 		}
 		// An endpoint only the Registry declares, sorting among the cards'.
-		name := fmt.Sprintf("io.example/only%02d", i)
-		entry := store.RegistryEntry{Source: reg, Name: name, Version: "1.0.0", Status: "active", ReportedLatest: true,
-			ServerJSON: `{"name":"` + name + `","version":"1.0.0"}`}
-		if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: []store.RegistryEntry{entry}}); err != nil {
-			t.Fatal(err)
-		}
-		u := "https://mcp." + d + "/reg"
-		doc := store.RegistryEntryDoc{Source: reg, Name: name, Version: entry.Version, ChangedAt: db.Now()}
-		if err := db.ReplaceRegistryRemotes(ctx, doc, "sha", []store.RegistryRemote{{URLNorm: u, URL: u, Type: "streamable-http"}}); err != nil {
-			t.Fatal(err)
-		}
+		registryServer(t, db, fmt.Sprintf("io.example/only%02d", i), "https://mcp."+d+"/reg")
 	}
 	// Registry entries declaring two of the cards' endpoints: one whose
 	// own category (none) stands before its entry's, one that has none of
 	// its own and takes its entry's.
 	for _, d := range []string{"d05.example", "d06.example"} {
-		name := "io.example/also-" + d
-		entry := store.RegistryEntry{Source: reg, Name: name, Version: "1.0.0", Status: "active", ReportedLatest: true,
-			ServerJSON: `{"name":"` + name + `","version":"1.0.0"}`}
-		if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: []store.RegistryEntry{entry}}); err != nil {
-			t.Fatal(err)
-		}
-		u := "https://mcp." + d + "/one"
-		doc := store.RegistryEntryDoc{Source: reg, Name: name, Version: entry.Version, ChangedAt: db.Now()}
-		if err := db.ReplaceRegistryRemotes(ctx, doc, "sha", []store.RegistryRemote{{URLNorm: u, URL: u, Type: "streamable-http"}}); err != nil {
-			t.Fatal(err)
-		}
+		registryServer(t, db, "io.example/also-"+d, "https://mcp."+d+"/one")
 	}
 	travel := func(kind, registry, subject string) store.CategoryRow {
 		return store.CategoryRow{Kind: kind, Registry: registry, Subject: subject, Category: "travel", Source: "name"}
 	}
 	cats := []store.CategoryRow{
-		travel("registry", reg, "io.example/also-d05.example"), travel("registry", reg, "io.example/also-d06.example"),
-		travel("registry", reg, "io.example/only12"),
+		travel("registry", siteRegistry, "io.example/also-d05.example"),
+		travel("registry", siteRegistry, "io.example/also-d06.example"),
+		travel("registry", siteRegistry, "io.example/only12"),
 		{Kind: store.KindEndpoint, Subject: "https://mcp.d05.example/one", Reason: "no rule matched"},
 	}
 	run, err := db.StartRun(ctx, store.RunStart{})
@@ -314,6 +284,26 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 				}
 			}
 		}
+	}
+}
+
+// siteRegistry is the Registry the site tests' entries come from.
+const siteRegistry = "https://registry.example"
+
+// registryServer stores a latest, active entry of siteRegistry named name
+// that declares one endpoint.
+func registryServer(t *testing.T, db *store.DB, name, endpoint string) {
+	t.Helper()
+	ctx := context.Background()
+	entry := store.RegistryEntry{Source: siteRegistry, Name: name, Version: "1.0.0", Status: "active", ReportedLatest: true,
+		ServerJSON: `{"name":"` + name + `","version":"1.0.0"}`}
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: siteRegistry, Entries: []store.RegistryEntry{entry}}); err != nil {
+		t.Fatal(err)
+	}
+	doc := store.RegistryEntryDoc{Source: siteRegistry, Name: name, Version: entry.Version, ChangedAt: db.Now()}
+	remotes := []store.RegistryRemote{{URLNorm: endpoint, URL: endpoint, Type: "streamable-http"}}
+	if err := db.ReplaceRegistryRemotes(ctx, doc, "sha", remotes); err != nil {
+		t.Fatal(err)
 	}
 }
 
