@@ -92,6 +92,13 @@ CREATE TABLE site_search (
   UNIQUE (kind, subject, src)
 );
 CREATE VIRTUAL TABLE site_search_fts USING fts5(text, content='site_search', content_rowid='id', tokenize='trigram');
+CREATE TABLE site_grade (
+  kind    TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  grade   TEXT NOT NULL,
+  PRIMARY KEY (kind, subject)
+) WITHOUT ROWID;
+CREATE INDEX site_grade_grade ON site_grade (grade, kind, subject);
 CREATE TABLE search_stage (
   kind    TEXT NOT NULL,
   subject TEXT NOT NULL,
@@ -196,6 +203,7 @@ type feedChange struct {
 	kind                          int
 	key                           string
 	name, title, description, url string
+	grade                         string
 	removed                       bool
 	domains                       []string
 }
@@ -210,9 +218,9 @@ func (s *SearchIndex) refreshFeed(ctx context.Context, upTo int64) (int, error) 
 	for {
 		page, err := collect(ctx, s.db.sql, func(rows *sql.Rows) (feedChange, error) {
 			var c feedChange
-			err := rows.Scan(&c.seq, &c.kind, &c.key, &c.name, &c.title, &c.description, &c.url, &c.removed)
+			err := rows.Scan(&c.seq, &c.kind, &c.key, &c.name, &c.title, &c.description, &c.url, &c.grade, &c.removed)
 			return c, err
-		}, `SELECT f.seq, f.kind, f.key, f.name, f.title, f.description, f.endpoint, f.removed_at IS NOT NULL
+		}, `SELECT f.seq, f.kind, f.key, f.name, f.title, f.description, f.endpoint, f.grade, f.removed_at IS NOT NULL
 			FROM feed_servers f WHERE (f.seq, f.kind, f.key) > (?, ?, ?) AND f.seq <= ?
 			ORDER BY f.seq, f.kind, f.key LIMIT ?`, after.seq, after.kind, after.key, upTo, searchPage)
 		if err != nil {
@@ -232,6 +240,9 @@ func (s *SearchIndex) refreshFeed(ctx context.Context, upTo int64) (int, error) 
 			}
 		}
 		if err := s.write(ctx, searchFromFeed, 0, rows); err != nil {
+			return n, err
+		}
+		if err := s.writeGrades(ctx, page); err != nil {
 			return n, err
 		}
 		n += len(page)
@@ -424,6 +435,77 @@ func (s *SearchIndex) write(ctx context.Context, src int, gen int64, rows []sear
 		return fmt.Errorf("search index: %w", err)
 	}
 	return nil
+}
+
+// writeGrades stores the grades of a page of feed records (a record's
+// grade is its best card's, as the site's row's is), or removes those of
+// records gone.
+func (s *SearchIndex) writeGrades(ctx context.Context, page []feedChange) error {
+	tx, err := s.idx.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	defer tx.Rollback()
+	del, err := tx.PrepareContext(ctx, `DELETE FROM site_grade WHERE kind = ? AND subject = ?`)
+	if err != nil {
+		return fmt.Errorf("search index: grades: %w", err)
+	}
+	defer del.Close()
+	put, err := tx.PrepareContext(ctx, `INSERT INTO site_grade (kind, subject, grade) VALUES (?, ?, ?)
+		ON CONFLICT (kind, subject) DO UPDATE SET grade = excluded.grade`)
+	if err != nil {
+		return fmt.Errorf("search index: grades: %w", err)
+	}
+	defer put.Close()
+	for _, c := range page {
+		if c.removed || c.grade == "" {
+			_, err = del.ExecContext(ctx, siteKind(c.kind), c.key)
+		} else {
+			_, err = put.ExecContext(ctx, siteKind(c.kind), c.key, c.grade)
+		}
+		if err != nil {
+			return fmt.Errorf("search index: grades: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("search index: grades: %w", err)
+	}
+	return nil
+}
+
+// gradeFacet finds the servers that may have a grade: those the index
+// holds with it, and those whose feed records were written since it was
+// last exact and have it now. A record that left the grade since is still
+// proposed, and dropped by the page's condition. It answers only while at
+// most the index's bound of records were written since (usable).
+func (s *SearchIndex) gradeFacet(grade string) *siteFacet {
+	// Read before the arms run: a Refresh that ends in between moves
+	// exact past records the index's arm was read without.
+	exact := s.exact.Load()
+	indexed := func(kind string) facetArm {
+		return facetArm{query: `SELECT subject FROM site_grade WHERE grade = ? AND kind = ? AND subject > ?
+			ORDER BY subject LIMIT ?`, args: []any{grade, kind}, from: s.idx}
+	}
+	// The records since are read by their change number (at most the
+	// bound, per usable): left to choose, SQLite reads them by key, every
+	// record from the page's start on.
+	since := func(kind int) facetArm {
+		return facetArm{query: `WITH recent AS MATERIALIZED (SELECT kind, key, grade FROM feed_servers WHERE seq > ?)
+			SELECT key FROM recent WHERE kind = ? AND grade = ? AND key > ? ORDER BY key LIMIT ?`, args: []any{exact, kind, grade}}
+	}
+	return &siteFacet{
+		cards:     []facetArm{indexed(KindCard), since(kindCard)},
+		endpoints: []facetArm{indexed(KindEndpoint), since(kindEndpoint)},
+		usable: func(ctx context.Context) (bool, error) {
+			most := s.maxCands.Load()
+			var n int64
+			if err := s.db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM feed_servers WHERE seq > ? LIMIT ?) f`,
+				exact, most+1).Scan(&n); err != nil {
+				return false, fmt.Errorf("search index: records since: %w", err)
+			}
+			return n <= most, nil
+		},
+	}
 }
 
 // joinSearchText is a row's text: its parts on lines of their own, so a

@@ -296,13 +296,11 @@ func (db *DB) SiteServers(ctx context.Context, f SiteFilter) (SitePage, error) {
 	var rows []SiteRow
 	var err error
 	q, ix := strings.TrimSpace(f.Q), db.search.Load()
-	switch facet := db.siteFacetOf(f); {
-	case ix != nil && ix.Ready() && searchable(q):
-		rows, err = db.siteSearch(ctx, ix, q, sel, after, limit+1)
-	case facet != nil:
-		rows, err = db.siteFaceted(ctx, facet, sel, after, limit+1)
-	default:
-		rows, err = db.siteScan(ctx, sel, after, limit+1)
+	facets := db.siteFacetsOf(f)
+	if ix != nil && ix.Ready() && searchable(q) {
+		rows, err = db.siteSearch(ctx, ix, q, sel, facets, after, limit+1)
+	} else {
+		rows, err = db.siteFaceted(ctx, facets, sel, after, limit+1)
 	}
 	if err != nil {
 		return SitePage{}, err
@@ -405,15 +403,15 @@ func (db *DB) siteWindowEnd(ctx context.Context, segments []siteSegment, after s
 const siteSearchChunk = 256
 
 // siteSearch reads up to n servers after a key that sel selects, among
-// the candidates the index finds for q; for a common term, walking them
-// all.
-func (db *DB) siteSearch(ctx context.Context, ix *SearchIndex, q string, sel siteSelect, after SiteKey, n int) ([]SiteRow, error) {
+// the candidates the index finds for q; for a common term, among those
+// of the filter's facets, or walking them all.
+func (db *DB) siteSearch(ctx context.Context, ix *SearchIndex, q string, sel siteSelect, facets []*siteFacet, after SiteKey, n int) ([]SiteRow, error) {
 	keys, common, err := ix.siteCandidates(ctx, q, after)
 	if err != nil {
 		return nil, err
 	}
 	if common {
-		return db.siteScan(ctx, sel, after, n)
+		return db.siteFaceted(ctx, facets, sel, after, n)
 	}
 	return db.siteRowsAmong(ctx, sel, keys, n)
 }

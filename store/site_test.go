@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -234,7 +235,7 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 	if n := count(isTravel); n != 3+6+2 {
 		t.Errorf("%d travel servers, want 11 (3 cards, 6 endpoints of their own, 2 by their Registry entry)", n)
 	}
-	for _, tc := range []struct {
+	cases := []struct {
 		name  string
 		f     store.SiteFilter
 		match func(store.SiteRow) bool
@@ -261,30 +262,77 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 		{"namespace never checked", store.SiteFilter{NSMethod: store.NSUnknown}, func(r store.SiteRow) bool { return r.NSMethod == "" }},
 		{"namespace and outcome", store.SiteFilter{NSMethod: "http", Outcome: "timeout"},
 			func(r store.SiteRow) bool { return r.NSMethod == "http" && r.Outcome == "timeout" }},
-	} {
-		var want []store.SiteKey
-		for _, r := range all.Rows {
-			if tc.match(r) {
-				want = append(want, r.SiteKey)
+		{"search and grade", store.SiteFilter{Q: "MCP.D0", Grade: "conformant"},
+			func(r store.SiteRow) bool { return strings.Contains(r.URL, "mcp.d0") && r.Grade == "conformant" }},
+		{"grade and category", store.SiteFilter{Grade: "near_conformant", Category: "travel", NSMethod: "none"},
+			func(r store.SiteRow) bool { return r.Grade == "near_conformant" && isTravel(r) && r.NSMethod == "none" }},
+	}
+	// check walks every case, a page at a time, against an unfiltered walk
+	// filtered in Go.
+	check := func(when string) {
+		t.Helper()
+		all, err := db.SiteServers(ctx, store.SiteFilter{Limit: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range cases {
+			var want []store.SiteKey
+			for _, r := range all.Rows {
+				if tc.match(r) {
+					want = append(want, r.SiteKey)
+				}
 			}
-		}
-		if len(want) == 0 && tc.name != "none" {
-			t.Errorf("%s: no server matches; the case tests nothing", tc.name)
-		}
-		// Windows and facet chunks of a few keys, whole facets read or
-		// too large (and walked), then the defaults.
-		for _, size := range []struct{ window, chunk, most int }{{1, 1, 100}, {2, 2, 3}, {1, 1, 1}, {0, 0, 0}} {
-			db.SetSiteWindow(size.window)
-			db.SetFacetSizes(size.chunk, size.most)
-			for _, limit := range []int{1, 3, 200} {
-				f := tc.f
-				f.Limit = limit
-				if diff := cmp.Diff(want, walkSite(t, db, f)); diff != "" {
-					t.Errorf("%s, sizes %+v, limit %d (-want +got):\n%s", tc.name, size, limit, diff)
+			if len(want) == 0 && tc.name != "none" {
+				t.Errorf("%s: %s: no server matches; the case tests nothing", when, tc.name)
+			}
+			// Windows and facet chunks of a few keys, whole facets read or
+			// too large (and walked), then the defaults.
+			for _, size := range []struct{ window, chunk, most int }{{1, 1, 100}, {2, 2, 3}, {1, 1, 1}, {0, 0, 0}} {
+				db.SetSiteWindow(size.window)
+				db.SetFacetSizes(size.chunk, size.most)
+				for _, limit := range []int{1, 3, 200} {
+					f := tc.f
+					f.Limit = limit
+					if diff := cmp.Diff(want, walkSite(t, db, f)); diff != "" {
+						t.Errorf("%s: %s, sizes %+v, limit %d (-want +got):\n%s", when, tc.name, size, limit, diff)
+					}
 				}
 			}
 		}
 	}
+	check("without serve's index")
+
+	// serve's index drives a grade's pages; what changed since its last
+	// refresh is read from the feed records written since, or, past its
+	// bound, the servers are walked.
+	ix := openSearchIndex(t, db)
+	for range 2 { // the second makes it exact as of the first
+		if _, err := ix.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("with serve's index")
+	func() {
+		// A search over the index's bound goes by the filter's facets.
+		defer ix.SetMaxCandidates(ix.SetMaxCandidates(3))
+		check("with serve's index, terms over its bound")
+	}()
+	again := result("d01.example", "https://mcp.d01.example/one", "https://mcp.d01.example/two")
+	again.Cards[0].Grade, again.Cards[0].Name = "conformant", "com.ns1/x"
+	if err := db.SaveDomain(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Enqueue(ctx, []string{"d24.example"}, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	added := result("d24.example", "https://mcp.d24.example/one")
+	added.Cards[0].Grade = "non_conformant"
+	if err := db.SaveDomain(ctx, added); err != nil {
+		t.Fatal(err)
+	}
+	check("after grades changed, before a refresh")
+	defer ix.SetMaxCandidates(ix.SetMaxCandidates(1))
+	check("after grades changed, more than the index's bound since")
 }
 
 // siteRegistry is the Registry the site tests' entries come from.

@@ -3,18 +3,20 @@ package store
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 )
 
-// A filter on a probe outcome, a category or a namespace method names
-// servers that indexes find (probes_outcome, server_categories_category;
-// the namespaces with the method, then cards_name). A page of such a filter reads the servers those name,
-// in key order, instead of computing every server's row from its position
-// on: a value that few servers hold costs what those servers cost, where
-// the walk read them all (0.5–1.2 s at 100,000 servers), and a common
-// value fills a page from its first candidates. A grade has no such
-// index: it is the best card's.
+// A filter on a probe outcome, a category, a namespace method or a grade
+// names servers that indexes find (probes_outcome,
+// server_categories_category; the namespaces with the method, then
+// cards_name; for a grade, serve's search index, since the database has
+// none and one would cost every crawl). A page of such a filter reads the
+// servers those name, in key order, instead of computing every server's
+// row from its position on: a value that few servers hold costs what those
+// servers cost, where the walk read them all (0.5–1.2 s at 100,000
+// servers), and a common value fills a page from its first candidates.
 
 // siteFacet finds, in key order, the servers a filter may select: a
 // superset, since each row is still read with the filter's condition.
@@ -22,44 +24,54 @@ type siteFacet struct {
 	cards, endpoints []facetArm
 	// whole, when not nil, stands for the arms where none can read in key
 	// order: it reads all the facet's servers, in any order, or says
-	// there are more than most (and the page walks as without a facet).
+	// there are more than most (and the page tries the next facet).
 	whole func(ctx context.Context, db *DB, most int) (keys []SiteKey, common bool, err error)
+	// usable, when not nil, says whether the arms can answer now.
+	usable func(ctx context.Context) (bool, error)
 }
 
 // facetArm is one query for distinct subjects, in order: its arguments
-// are args, then a subject to start after, then the most to read.
+// are args, then a subject to start after, then the most to read. It
+// reads the database, or from when not nil.
 type facetArm struct {
 	query string
 	args  []any
+	from  *sql.DB
 }
 
-// siteFacetOf is the facet that drives f's pages, nil when none can: its
-// outcome's, else its category's (both read in key order), else its
-// namespace method's. A value held by servers no index row names ("none";
-// a namespace never checked) has no facet.
-func (db *DB) siteFacetOf(f SiteFilter) *siteFacet {
-	switch {
-	case f.Outcome != "" && f.Outcome != "none":
+// siteFacetsOf are the facets that can drive f's pages, in the order
+// they are tried: its outcome's and its category's (read in key order),
+// its namespace method's (read whole, so it may find too many), and its
+// grade's (while serve's index can answer). A value held by servers no
+// index row names ("none"; a namespace never checked) has no facet.
+func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
+	var out []*siteFacet
+	if f.Outcome != "" && f.Outcome != "none" {
 		// Any probe with the outcome: a row's is its latest.
-		return &siteFacet{endpoints: []facetArm{{`SELECT DISTINCT remote_norm FROM probes
-			WHERE outcome = ? AND remote_norm > ? ORDER BY remote_norm LIMIT ?`, []any{f.Outcome}}}}
-	case f.Category != "" && f.Category != "none":
+		out = append(out, &siteFacet{endpoints: []facetArm{{query: `SELECT DISTINCT remote_norm FROM probes
+			WHERE outcome = ? AND remote_norm > ? ORDER BY remote_norm LIMIT ?`, args: []any{f.Outcome}}}})
+	}
+	if f.Category != "" && f.Category != "none" {
 		own := func(kind string) facetArm {
-			return facetArm{`SELECT subject FROM server_categories
-				WHERE category = ? AND kind = ? AND registry = '' AND subject > ? ORDER BY subject LIMIT ?`, []any{f.Category, kind}}
+			return facetArm{query: `SELECT subject FROM server_categories
+				WHERE category = ? AND kind = ? AND registry = '' AND subject > ? ORDER BY subject LIMIT ?`, args: []any{f.Category, kind}}
 		}
 		// An endpoint without a category of its own takes its Registry
 		// entry's (siteColumns): any entry declaring it with the category.
-		fromRegistry := facetArm{`SELECT DISTINCT rr.url_norm FROM server_categories sc
+		fromRegistry := facetArm{query: `SELECT DISTINCT rr.url_norm FROM server_categories sc
 			JOIN registry_remotes rr ON rr.source = sc.registry AND rr.name = sc.subject
-			WHERE sc.category = ? AND sc.kind = 'registry' AND rr.url_norm > ? ORDER BY rr.url_norm LIMIT ?`, []any{f.Category}}
-		return &siteFacet{cards: []facetArm{own(KindCard)}, endpoints: []facetArm{own(KindEndpoint), fromRegistry}}
-	case f.NSMethod != "" && f.NSMethod != NSUnknown:
-		return &siteFacet{whole: func(ctx context.Context, db *DB, most int) ([]SiteKey, bool, error) {
-			return db.namedServers(ctx, f.NSMethod, most)
-		}}
+			WHERE sc.category = ? AND sc.kind = 'registry' AND rr.url_norm > ? ORDER BY rr.url_norm LIMIT ?`, args: []any{f.Category}}
+		out = append(out, &siteFacet{cards: []facetArm{own(KindCard)}, endpoints: []facetArm{own(KindEndpoint), fromRegistry}})
 	}
-	return nil
+	if f.NSMethod != "" && f.NSMethod != NSUnknown {
+		out = append(out, &siteFacet{whole: func(ctx context.Context, db *DB, most int) ([]SiteKey, bool, error) {
+			return db.namedServers(ctx, f.NSMethod, most)
+		}})
+	}
+	if ix := db.search.Load(); ix != nil && ix.Ready() && f.Grade != "" && f.Grade != "none" {
+		out = append(out, ix.gradeFacet(f.Grade))
+	}
+	return out
 }
 
 // namedServers returns the servers named in a namespace verified by a
@@ -154,7 +166,11 @@ func (fc *siteFacet) keys(ctx context.Context, db *DB, after SiteKey, n int) ([]
 func (db *DB) facetSubjects(ctx context.Context, arms []facetArm, after string, n int) ([]string, error) {
 	var out []string
 	for _, a := range arms {
-		got, err := collect(ctx, db.sql, scanString, a.query, append(slices.Clone(a.args), after, n)...)
+		from := db.sql
+		if a.from != nil {
+			from = a.from
+		}
+		got, err := collect(ctx, from, scanString, a.query, append(slices.Clone(a.args), after, n)...)
 		if err != nil {
 			return nil, fmt.Errorf("site facet: %w", err)
 		}
@@ -172,37 +188,83 @@ func (db *DB) facetSubjects(ctx context.Context, arms []facetArm, after string, 
 const maxFacetChunk = 2048
 
 // siteFaceted reads up to n servers after a key that sel selects, among
-// the servers the facet names.
-func (db *DB) siteFaceted(ctx context.Context, fc *siteFacet, sel siteSelect, after SiteKey, n int) ([]SiteRow, error) {
-	if fc.whole != nil {
-		keys, common, err := fc.whole(ctx, db, cmp.Or(db.facetMost, maxSearchCandidates))
-		if err != nil {
-			return nil, err
+// the servers one facet names; walking them all when none can answer.
+// Each facet that can is asked for its first chunk of candidates (a whole
+// one for all of them): the one that has them all in the fewest drives
+// the page, so that a rare value leads whatever it is paired with; when
+// none has them all, the first in siteFacetsOf's order drives it, from
+// the chunk it gave.
+func (db *DB) siteFaceted(ctx context.Context, facets []*siteFacet, sel siteSelect, after SiteKey, n int) ([]SiteRow, error) {
+	chunk := cmp.Or(db.facetChunk, siteSearchChunk)
+	var (
+		lead          *siteFacet
+		leadKeys      []SiteKey
+		leadsComplete bool
+	)
+	for _, fc := range facets {
+		var keys []SiteKey
+		switch {
+		case fc.whole != nil:
+			all, common, err := fc.whole(ctx, db, cmp.Or(db.facetMost, maxSearchCandidates))
+			if err != nil {
+				return nil, err
+			}
+			if common {
+				continue
+			}
+			slices.SortFunc(all, compareSiteKeys)
+			keys = keysAfter(slices.Compact(all), after, compareSiteKeys)
+		default:
+			if fc.usable != nil {
+				ok, err := fc.usable(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					continue
+				}
+			}
+			var err error
+			if keys, err = fc.keys(ctx, db, after, chunk); err != nil {
+				return nil, err
+			}
 		}
-		if common {
-			return db.siteScan(ctx, sel, after, n)
+		complete := fc.whole != nil || len(keys) < chunk
+		switch {
+		case lead == nil, complete && (!leadsComplete || len(keys) < len(leadKeys)):
+			lead, leadKeys, leadsComplete = fc, keys, complete
 		}
-		slices.SortFunc(keys, compareSiteKeys)
-		return db.siteRowsAmong(ctx, sel, keysAfter(slices.Compact(keys), after, compareSiteKeys), n)
 	}
+	switch {
+	case lead == nil:
+		return db.siteScan(ctx, sel, after, n)
+	case leadsComplete:
+		return db.siteRowsAmong(ctx, sel, leadKeys, n)
+	}
+	return db.siteOrdered(ctx, lead, sel, after, leadKeys, n)
+}
+
+// siteOrdered reads up to n servers after a key that sel selects, among
+// the servers the facet's arms name in key order, starting with the first
+// chunk of them (keys, a full chunk), then chunks twice the last.
+func (db *DB) siteOrdered(ctx context.Context, fc *siteFacet, sel siteSelect, after SiteKey, keys []SiteKey, n int) ([]SiteRow, error) {
 	var rows []SiteRow
-	for chunk := cmp.Or(db.facetChunk, siteSearchChunk); len(rows) < n; chunk = min(2*chunk, maxFacetChunk) {
-		keys, err := fc.keys(ctx, db, after, chunk)
-		if err != nil {
-			return nil, err
-		}
-		if len(keys) == 0 {
-			break
-		}
+	for chunk := len(keys); ; {
 		more, err := db.siteRowsOf(ctx, sel, keys, n-len(rows))
 		if err != nil {
 			return nil, err
 		}
 		rows = append(rows, more...)
-		if len(keys) < chunk {
-			break
+		if len(rows) >= n || len(keys) < chunk {
+			return rows, nil
 		}
 		after = keys[len(keys)-1]
+		chunk = min(2*chunk, maxFacetChunk)
+		if keys, err = fc.keys(ctx, db, after, chunk); err != nil {
+			return nil, err
+		}
+		if len(keys) == 0 {
+			return rows, nil
+		}
 	}
-	return rows, nil
 }
