@@ -40,10 +40,11 @@ type facetArm struct {
 }
 
 // siteFacetsOf are the facets that can drive f's pages, in the order
-// they are tried: its outcome's and its category's (read in key order),
-// its namespace method's (read whole, so it may find too many), and its
-// grade's (while serve's index can answer). A value held by servers no
-// index row names ("none"; a namespace never checked) has no facet.
+// siteFaceted prefers them when none has all its candidates in one chunk:
+// its outcome's and its category's (read in key order), its namespace
+// method's (read whole, so it may find too many), and its grade's (while
+// serve's index can answer). A value held by servers no index row names
+// ("none"; a namespace never checked) has no facet.
 func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 	var out []*siteFacet
 	if f.Outcome != "" && f.Outcome != "none" {
