@@ -477,7 +477,9 @@ func (s *SearchIndex) writeGrades(ctx context.Context, page []feedChange) error 
 // holds with it, and those whose feed records were written since it was
 // last exact and have it now. A record that left the grade since is still
 // proposed, and dropped by the page's condition. It answers only while at
-// most the index's bound of records were written since (usable).
+// most the index's bound of records were written since (usable), and
+// reads those once, for the page: a query for them each time the page
+// read candidates tripled a page's time while a crawl wrote.
 func (s *SearchIndex) gradeFacet(grade string) *siteFacet {
 	// Read before the arms run: a Refresh that ends in between moves
 	// exact past records the index's arm was read without.
@@ -486,26 +488,40 @@ func (s *SearchIndex) gradeFacet(grade string) *siteFacet {
 		return facetArm{query: `SELECT subject FROM site_grade WHERE grade = ? AND kind = ? AND subject > ?
 			ORDER BY subject LIMIT ?`, args: []any{grade, kind}, from: s.idx}
 	}
-	// The records since are read by their change number (at most the
-	// bound, per usable): left to choose, SQLite reads them by key, every
-	// record from the page's start on.
-	since := func(kind int) facetArm {
-		return facetArm{query: `WITH recent AS MATERIALIZED (SELECT kind, key, grade FROM feed_servers WHERE seq > ?)
-			SELECT key FROM recent WHERE kind = ? AND grade = ? AND key > ? ORDER BY key LIMIT ?`, args: []any{exact, kind, grade}}
-	}
-	return &siteFacet{
-		cards:     []facetArm{indexed(KindCard), since(kindCard)},
-		endpoints: []facetArm{indexed(KindEndpoint), since(kindEndpoint)},
-		usable: func(ctx context.Context) (bool, error) {
-			most := s.maxCands.Load()
-			var n int64
-			if err := s.db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM feed_servers WHERE seq > ? LIMIT ?) f`,
-				exact, most+1).Scan(&n); err != nil {
-				return false, fmt.Errorf("search index: records since: %w", err)
+	fc := &siteFacet{cards: []facetArm{indexed(KindCard), {}}, endpoints: []facetArm{indexed(KindEndpoint), {}}}
+	fc.usable = func(ctx context.Context) (bool, error) {
+		most := int(s.maxCands.Load())
+		type since struct {
+			kind     int
+			key      string
+			hasGrade bool
+		}
+		recent, err := collect(ctx, s.db.sql, func(rows *sql.Rows) (since, error) {
+			var r since
+			err := rows.Scan(&r.kind, &r.key, &r.hasGrade)
+			return r, err
+		}, `SELECT kind, key, grade = ? FROM feed_servers WHERE seq > ? LIMIT ?`, grade, exact, most+1)
+		if err != nil {
+			return false, fmt.Errorf("search index: records since: %w", err)
+		}
+		if len(recent) > most {
+			return false, nil
+		}
+		for _, r := range recent {
+			if !r.hasGrade {
+				continue
 			}
-			return n <= most, nil
-		},
+			arm := &fc.endpoints[1]
+			if r.kind == kindCard {
+				arm = &fc.cards[1]
+			}
+			arm.fixed = append(arm.fixed, r.key)
+		}
+		slices.Sort(fc.cards[1].fixed)
+		slices.Sort(fc.endpoints[1].fixed)
+		return true, nil
 	}
+	return fc
 }
 
 // joinSearchText is a row's text: its parts on lines of their own, so a

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // A filter on a probe outcome, a category, a namespace method or a grade
@@ -28,23 +29,27 @@ type siteFacet struct {
 	whole func(ctx context.Context, db *DB, most int) (keys []SiteKey, common bool, err error)
 	// usable, when not nil, says whether the arms can answer now.
 	usable func(ctx context.Context) (bool, error)
+	// parts, when not empty, stand for the arms: the facet is the servers
+	// every part names (each read in key order).
+	parts []*siteFacet
 }
 
 // facetArm is one query for distinct subjects, in order: its arguments
 // are args, then a subject to start after, then the most to read. It
-// reads the database, or from when not nil.
+// reads the database, or from when not nil. Without a query, its subjects
+// are fixed (in order).
 type facetArm struct {
 	query string
 	args  []any
 	from  *sql.DB
+	fixed []string
 }
 
-// siteFacetsOf are the facets that can drive f's pages, in the order
-// siteFaceted prefers them when none has all its candidates in one chunk:
-// its outcome's and its category's (read in key order), its namespace
-// method's (read whole, so it may find too many), and its grade's (while
-// serve's index can answer). A value held by servers no index row names
-// ("none"; a namespace never checked) has no facet.
+// siteFacetsOf are the facets that can drive f's pages: its outcome's
+// and its category's (read in key order), its namespace method's (read
+// whole, so it may find too many), and its grade's (while serve's index
+// can answer). A value held by servers no index row names ("none"; a
+// namespace never checked) has no facet.
 func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 	var out []*siteFacet
 	if f.Outcome != "" && f.Outcome != "none" {
@@ -137,6 +142,9 @@ func (db *DB) namedServers(ctx context.Context, method string, most int) (keys [
 
 // keys returns the facet's first n servers after a key, in key order.
 func (fc *siteFacet) keys(ctx context.Context, db *DB, after SiteKey, n int) ([]SiteKey, error) {
+	if len(fc.parts) > 0 {
+		return fc.meetKeys(ctx, db, after, n)
+	}
 	var keys []SiteKey
 	if after.Kind != KindEndpoint {
 		subjects, err := db.facetSubjects(ctx, fc.cards, after.Subject, n)
@@ -161,12 +169,67 @@ func (fc *siteFacet) keys(ctx context.Context, db *DB, after SiteKey, n int) ([]
 	return keys, nil
 }
 
+// meetKeys returns the first n servers after a key that every part
+// names. Each round reads n from each part, from the same key, and keeps
+// those all of them hold up to the least last key of a part that had n
+// (past it, a part may hold more than it gave); the next round starts
+// there. Index entries are read, where driving by one part computed the
+// rows of all its servers: two common values that few servers share cost
+// what reading their entries does.
+func (fc *siteFacet) meetKeys(ctx context.Context, db *DB, after SiteKey, n int) ([]SiteKey, error) {
+	var out []SiteKey
+	for len(out) < n {
+		var (
+			lists   [][]SiteKey
+			horizon *SiteKey // nil: every part gave all it has
+		)
+		for _, p := range fc.parts {
+			keys, err := p.keys(ctx, db, after, n)
+			if err != nil {
+				return nil, err
+			}
+			if len(keys) == 0 {
+				return out, nil // past after, the part names none
+			}
+			if last := keys[len(keys)-1]; len(keys) == n && (horizon == nil || compareSiteKeys(last, *horizon) < 0) {
+				horizon = &last
+			}
+			lists = append(lists, keys)
+		}
+		for _, k := range lists[0] {
+			if horizon != nil && compareSiteKeys(k, *horizon) > 0 {
+				break
+			}
+			held := true
+			for _, l := range lists[1:] {
+				if _, found := slices.BinarySearchFunc(l, k, compareSiteKeys); !found {
+					held = false
+					break
+				}
+			}
+			if held {
+				out = append(out, k)
+			}
+		}
+		if horizon == nil {
+			break
+		}
+		after = *horizon
+	}
+	return out[:min(len(out), n)], nil
+}
+
 // facetSubjects merges the arms' first n subjects after a subject. Each
 // arm reads at most n, so the first n of their union are the union's.
 // Go's byte order is the databases' (PostgreSQL's text is COLLATE "C").
 func (db *DB) facetSubjects(ctx context.Context, arms []facetArm, after string, n int) ([]string, error) {
 	var out []string
 	for _, a := range arms {
+		if a.query == "" {
+			got := keysAfter(a.fixed, after, strings.Compare)
+			out = append(out, got[:min(len(got), n)]...)
+			continue
+		}
 		from := db.sql
 		if a.from != nil {
 			from = a.from
@@ -189,18 +252,19 @@ func (db *DB) facetSubjects(ctx context.Context, arms []facetArm, after string, 
 const maxFacetChunk = 2048
 
 // siteFaceted reads up to n servers after a key that sel selects, among
-// the servers one facet names; walking them all when none can answer.
+// the servers the facets name; walking them all when none can answer.
 // Each facet that can is asked for its first chunk of candidates (a whole
 // one for all of them): the one that has them all in the fewest drives
-// the page, so that a rare value leads whatever it is paired with; when
-// none has them all, the first in siteFacetsOf's order drives it, from
-// the chunk it gave.
+// the page, so that a rare value leads whatever it is paired with. When
+// none has them all, the servers every such facet names drive it, or the
+// one facet's, from the chunk it gave.
 func (db *DB) siteFaceted(ctx context.Context, facets []*siteFacet, sel siteSelect, after SiteKey, n int) ([]SiteRow, error) {
 	chunk := cmp.Or(db.facetChunk, siteSearchChunk)
 	var (
 		lead          *siteFacet
 		leadKeys      []SiteKey
 		leadsComplete bool
+		partial       []*siteFacet // read in key order, with more than a chunk
 	)
 	for _, fc := range facets {
 		var keys []SiteKey
@@ -231,10 +295,23 @@ func (db *DB) siteFaceted(ctx context.Context, facets []*siteFacet, sel siteSele
 			}
 		}
 		complete := fc.whole != nil || len(keys) < chunk
+		if !complete {
+			partial = append(partial, fc)
+		}
 		switch {
 		case lead == nil, complete && (!leadsComplete || len(keys) < len(leadKeys)):
 			lead, leadKeys, leadsComplete = fc, keys, complete
 		}
+	}
+	if !leadsComplete && len(partial) > 1 {
+		// Several values none of which is rare: the servers all of them
+		// name lead.
+		lead = &siteFacet{parts: partial}
+		var err error
+		if leadKeys, err = lead.keys(ctx, db, after, chunk); err != nil {
+			return nil, err
+		}
+		leadsComplete = len(leadKeys) < chunk
 	}
 	switch {
 	case lead == nil:
