@@ -104,6 +104,7 @@ CREATE TABLE search_stage (
   subject TEXT NOT NULL,
   src     INTEGER NOT NULL,
   text    TEXT,              -- NULL: the row goes
+  grade   TEXT NOT NULL,     -- a feed row's ('': its grade goes)
   changed INTEGER NOT NULL DEFAULT 1
 );`
 
@@ -195,6 +196,7 @@ func (s *SearchIndex) Refresh(ctx context.Context) (int, error) {
 type searchRow struct {
 	kind, subject string
 	text          string
+	grade         string // a feed record's ("": none, or the record is gone)
 }
 
 // feedChange is a feed record written after the index's change number.
@@ -237,12 +239,10 @@ func (s *SearchIndex) refreshFeed(ctx context.Context, upTo int64) (int, error) 
 			rows[i] = searchRow{kind: siteKind(c.kind), subject: c.key}
 			if !c.removed {
 				rows[i].text = joinSearchText(append([]string{c.name, c.title, c.description, c.url}, c.domains...))
+				rows[i].grade = c.grade
 			}
 		}
 		if err := s.write(ctx, searchFromFeed, 0, rows); err != nil {
-			return n, err
-		}
-		if err := s.writeGrades(ctx, page); err != nil {
 			return n, err
 		}
 		n += len(page)
@@ -384,7 +384,8 @@ func (s *SearchIndex) refreshRegistry(ctx context.Context) (int, error) {
 }
 
 // write stores rows from one source in one transaction of the index: a
-// row with text replaces the server's, one without removes it. The rows go
+// row with text replaces the server's, one without removes it, and a feed
+// row's grade is kept, or removed when it has none. The rows go
 // through a staging table and reach the full-text index in a few set-wise
 // statements: FTS5 writes its pending terms out at the end of every
 // statement, and a statement per row left the index in thousands of
@@ -396,14 +397,14 @@ func (s *SearchIndex) write(ctx context.Context, src int, gen int64, rows []sear
 		return fmt.Errorf("search index: %w", err)
 	}
 	defer tx.Rollback()
-	stage, err := tx.PrepareContext(ctx, `INSERT INTO search_stage (kind, subject, src, text) VALUES (?, ?, ?, ?)`)
+	stage, err := tx.PrepareContext(ctx, `INSERT INTO search_stage (kind, subject, src, text, grade) VALUES (?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fmt.Errorf("search index: %w", err)
 	}
 	defer stage.Close()
 	for _, r := range rows {
 		text := sql.NullString{String: r.text, Valid: r.text != ""}
-		if _, err := stage.ExecContext(ctx, r.kind, r.subject, src, text); err != nil {
+		if _, err := stage.ExecContext(ctx, r.kind, r.subject, src, text, r.grade); err != nil {
 			return fmt.Errorf("search index: %w", err)
 		}
 	}
@@ -425,6 +426,12 @@ func (s *SearchIndex) write(ctx context.Context, src int, gen int64, rows []sear
 			ON CONFLICT (kind, subject, src) DO UPDATE SET text = excluded.text, gen = excluded.gen`, []any{gen}},
 		{`INSERT INTO site_search_fts (rowid, text) SELECT s.id, s.text
 			FROM search_stage g JOIN site_search s ON ` + same + ` WHERE g.changed = 1`, nil},
+		// A feed record's grade, for the grade's pages (gradeFacet).
+		{`DELETE FROM site_grade WHERE (kind, subject) IN (SELECT kind, subject FROM search_stage
+			WHERE src = ? AND grade = '')`, []any{searchFromFeed}},
+		{`INSERT INTO site_grade (kind, subject, grade) SELECT kind, subject, grade FROM search_stage
+			WHERE src = ? AND grade <> '' ORDER BY kind, subject
+			ON CONFLICT (kind, subject) DO UPDATE SET grade = excluded.grade`, []any{searchFromFeed}},
 		{`DELETE FROM search_stage`, nil},
 	} {
 		if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
@@ -433,42 +440,6 @@ func (s *SearchIndex) write(ctx context.Context, src int, gen int64, rows []sear
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("search index: %w", err)
-	}
-	return nil
-}
-
-// writeGrades stores the grades of a page of feed records (a record's
-// grade is its best card's, as the site's row's is), or removes those of
-// records gone.
-func (s *SearchIndex) writeGrades(ctx context.Context, page []feedChange) error {
-	tx, err := s.idx.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("search index: %w", err)
-	}
-	defer tx.Rollback()
-	del, err := tx.PrepareContext(ctx, `DELETE FROM site_grade WHERE kind = ? AND subject = ?`)
-	if err != nil {
-		return fmt.Errorf("search index: grades: %w", err)
-	}
-	defer del.Close()
-	put, err := tx.PrepareContext(ctx, `INSERT INTO site_grade (kind, subject, grade) VALUES (?, ?, ?)
-		ON CONFLICT (kind, subject) DO UPDATE SET grade = excluded.grade`)
-	if err != nil {
-		return fmt.Errorf("search index: grades: %w", err)
-	}
-	defer put.Close()
-	for _, c := range page {
-		if c.removed || c.grade == "" {
-			_, err = del.ExecContext(ctx, siteKind(c.kind), c.key)
-		} else {
-			_, err = put.ExecContext(ctx, siteKind(c.kind), c.key, c.grade)
-		}
-		if err != nil {
-			return fmt.Errorf("search index: grades: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("search index: grades: %w", err)
 	}
 	return nil
 }
