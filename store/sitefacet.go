@@ -143,7 +143,7 @@ func (db *DB) namedServers(ctx context.Context, method string, most int) (keys [
 // keys returns the facet's first n servers after a key, in key order.
 func (fc *siteFacet) keys(ctx context.Context, db *DB, after SiteKey, n int) ([]SiteKey, error) {
 	if len(fc.parts) > 0 {
-		return fc.meetKeys(ctx, db, after, n)
+		return fc.meetKeys(ctx, db, after, n, nil)
 	}
 	var keys []SiteKey
 	if after.Kind != KindEndpoint {
@@ -175,17 +175,21 @@ func (fc *siteFacet) keys(ctx context.Context, db *DB, after SiteKey, n int) ([]
 // (past it, a part may hold more than it gave); the next round starts
 // there. Index entries are read, where driving by one part computed the
 // rows of all its servers: two common values that few servers share cost
-// what reading their entries does.
-func (fc *siteFacet) meetKeys(ctx context.Context, db *DB, after SiteKey, n int) ([]SiteKey, error) {
+// what reading their entries does. first, when not nil, is what each part
+// gave for the first round, already read.
+func (fc *siteFacet) meetKeys(ctx context.Context, db *DB, after SiteKey, n int, first [][]SiteKey) ([]SiteKey, error) {
 	var out []SiteKey
 	for len(out) < n {
 		var (
 			lists   [][]SiteKey
 			horizon *SiteKey // nil: every part gave all it has
 		)
-		for _, p := range fc.parts {
-			keys, err := p.keys(ctx, db, after, n)
-			if err != nil {
+		for i, p := range fc.parts {
+			var keys []SiteKey
+			var err error
+			if first != nil {
+				keys = first[i]
+			} else if keys, err = p.keys(ctx, db, after, n); err != nil {
 				return nil, err
 			}
 			if len(keys) == 0 {
@@ -214,7 +218,7 @@ func (fc *siteFacet) meetKeys(ctx context.Context, db *DB, after SiteKey, n int)
 		if horizon == nil {
 			break
 		}
-		after = *horizon
+		after, first = *horizon, nil
 	}
 	return out[:min(len(out), n)], nil
 }
@@ -265,6 +269,7 @@ func (db *DB) siteFaceted(ctx context.Context, facets []*siteFacet, sel siteSele
 		leadKeys      []SiteKey
 		leadsComplete bool
 		partial       []*siteFacet // read in key order, with more than a chunk
+		partialKeys   [][]SiteKey  // the first chunk each gave
 	)
 	for _, fc := range facets {
 		var keys []SiteKey
@@ -296,7 +301,7 @@ func (db *DB) siteFaceted(ctx context.Context, facets []*siteFacet, sel siteSele
 		}
 		complete := fc.whole != nil || len(keys) < chunk
 		if !complete {
-			partial = append(partial, fc)
+			partial, partialKeys = append(partial, fc), append(partialKeys, keys)
 		}
 		switch {
 		case lead == nil, complete && (!leadsComplete || len(keys) < len(leadKeys)):
@@ -308,7 +313,7 @@ func (db *DB) siteFaceted(ctx context.Context, facets []*siteFacet, sel siteSele
 		// name lead.
 		lead = &siteFacet{parts: partial}
 		var err error
-		if leadKeys, err = lead.keys(ctx, db, after, chunk); err != nil {
+		if leadKeys, err = lead.meetKeys(ctx, db, after, chunk, partialKeys); err != nil {
 			return nil, err
 		}
 		leadsComplete = len(leadKeys) < chunk
