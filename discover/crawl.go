@@ -469,6 +469,7 @@ func (c *crawler) domain(runCtx context.Context, domain string) {
 	// change: made first, they are written with the result, in its write.
 	early := c.opts.Probe.Mode == ProbeNever
 	if early {
+		b.withResult = true
 		b.decideAll(dc.remotes)
 		dc.result.Decisions = b.take()
 	}

@@ -100,6 +100,10 @@ type budget struct {
 	// by finish — one shared write per domain rather than one per endpoint.
 	batch  bool
 	queued []store.ProbeDecision
+	// withResult: the queued decisions are written with the domain's
+	// result (--probe never, where every decision is a skip), whose write
+	// leaves out those the run already has; so no look-up comes first.
+	withResult bool
 }
 
 func (c *crawler) newBudget(runCtx, ctx context.Context, domain string) *budget {
@@ -156,11 +160,13 @@ func (b *budget) decide(ep *endpoint) bool {
 	// The store is written even after the domain's deadline: the decision
 	// is what records that the deadline was hit.
 	st, dbCtx := c.opts.Store, context.WithoutCancel(b.runCtx)
-	if done, err := st.DecidedInRun(dbCtx, c.runID, ep.norm); err != nil {
-		c.fail(err)
-		return false
-	} else if done {
-		return true
+	if !b.withResult {
+		if done, err := st.DecidedInRun(dbCtx, c.runID, ep.norm); err != nil {
+			c.fail(err)
+			return false
+		} else if done {
+			return true
+		}
 	}
 	dec, err := b.verdict(dbCtx, ep)
 	if err != nil {
@@ -304,7 +310,7 @@ func (b *budget) written(ds []store.ProbeDecision, queued int, err error) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, d := range ds {
-		if d.Decision != "probe" {
+		if d.Decision != "probe" && !d.Repeated {
 			c.sum.ProbeSkips[d.Reason]++
 		}
 	}

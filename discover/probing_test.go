@@ -129,6 +129,31 @@ func TestProbeNeverRecordsDecisions(t *testing.T) {
 	}
 }
 
+// TestProbeNeverDecidesOnce: under --probe never a domain's decisions are
+// written with its result, without a look-up first; an endpoint a domain
+// crawled earlier in the run decided (b.example lists a.example's again)
+// still gets one decision in the run, and the summary counts it once.
+func TestProbeNeverDecidesOnce(t *testing.T) {
+	w := newWorld(t, probeWeb)
+	opts := w.options()
+	opts.Concurrency = 1 // a.example's result is saved before b.example decides
+	sum := w.crawl(context.Background(), opts, "a.example", "b.example")
+	got := w.decisions(sum.RunID) // fails on two decisions for one URL
+	if _, ok := got["https://mcp.weather.example/mcp"]; !ok {
+		t.Errorf("decisions %v: none for a.example's endpoint", got)
+	}
+	if _, ok := got["https://mcp.weather.example/mcp/"]; ok {
+		t.Errorf("decisions %v: b.example's spelling of the same endpoint decided again", got)
+	}
+	skips := 0
+	for _, n := range sum.ProbeSkips {
+		skips += n
+	}
+	if skips != len(got) {
+		t.Errorf("summary counts %d skips (%v), the run recorded %d decisions", skips, sum.ProbeSkips, len(got))
+	}
+}
+
 // TestProbesResumeAfterInterruption: a run killed after saving its
 // domains but before deciding their remotes leaves them undecided, and one
 // stopped mid-probe leaves a decision to probe without a probe; the next

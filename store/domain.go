@@ -42,7 +42,9 @@ type DomainResult struct {
 	// Decisions are probe decisions about the domain's remotes made
 	// before its result was saved (all of them skips: with --probe never
 	// nothing saved decides them), written with it. The feed's records
-	// of the domain, all refreshed by this write, carry them.
+	// of the domain, all refreshed by this write, carry them. One the run
+	// already has for its endpoint (another domain lists it too) is not
+	// written: SaveDomain sets its Repeated, in the caller's slice.
 	Decisions []ProbeDecision
 
 	Catalogs []CatalogRecord
@@ -281,10 +283,13 @@ func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 		r.Domain); err != nil {
 		return fmt.Errorf("save domain %s: %w", r.Domain, err)
 	}
-	for _, d := range r.Decisions {
-		if err := insertDecision(tx, now, d); err != nil {
+	for i := range r.Decisions {
+		// Set on every attempt: a retried write decides afresh.
+		repeated, err := insertDecisionOnce(tx, now, r.Decisions[i])
+		if err != nil {
 			return err
 		}
+		r.Decisions[i].Repeated = repeated
 	}
 	return feedAfterDomain(tx, now, r, before, after)
 }

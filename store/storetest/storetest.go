@@ -51,6 +51,7 @@ func Run(t *testing.T, open Open) {
 		{"Observations", testObservations},
 		{"Runs", testRuns},
 		{"Probes", testProbes},
+		{"DecisionsWithResult", testDecisionsWithResult},
 		{"Registry", testRegistry},
 		{"Reconcile", testReconcile},
 		{"Namespaces", testNamespaces},
@@ -361,6 +362,46 @@ func testProbes(t *testing.T, open Open) {
 	check(t, st.PendingProbeDomains(ctx, run, func(d string) error { left = append(left, d); return nil }))
 	if len(left) != 0 {
 		t.Errorf("pending after the probe: %v", left)
+	}
+}
+
+// testDecisionsWithResult: decisions written with a domain's result leave
+// out those its run already has (another domain lists the endpoint too)
+// and say so; another run decides afresh.
+func testDecisionsWithResult(t *testing.T, open Open) {
+	ctx, c := context.Background(), newClock()
+	st := open(t, c.now)
+	const ep = "https://shared.example/mcp"
+	skip := func(run int64) []store.ProbeDecision {
+		return []store.ProbeDecision{{RunID: run, RemoteNorm: ep, URL: ep, Decision: "skip", Reason: "probe_disabled"}}
+	}
+	run, err := st.StartRun(ctx, store.RunStart{})
+	check(t, err)
+	_, err = st.Enqueue(ctx, []string{"a.example", "b.example"}, store.EnqueueOptions{RunID: run})
+	check(t, err)
+	a, b := result("a.example", run, ep), result("b.example", run, ep)
+	a.Decisions, b.Decisions = skip(run), skip(run)
+	check(t, st.SaveDomain(ctx, a))
+	check(t, st.SaveDomain(ctx, b))
+	diff(t, "repeated (a.example, b.example)", []bool{false, true}, []bool{a.Decisions[0].Repeated, b.Decisions[0].Repeated})
+	if done, err := st.DecidedInRun(ctx, run, ep); err != nil || !done {
+		t.Fatalf("decided in run: %v, %v", done, err)
+	}
+	check(t, st.FinishRun(run, store.RunDone, nil))
+
+	next, err := st.StartRun(ctx, store.RunStart{})
+	check(t, err)
+	c.add(time.Hour)
+	_, err = st.Enqueue(ctx, []string{"a.example"}, store.EnqueueOptions{RunID: next, Force: true})
+	check(t, err)
+	again := result("a.example", next, ep)
+	again.Decisions = skip(next)
+	check(t, st.SaveDomain(ctx, again))
+	if again.Decisions[0].Repeated {
+		t.Error("a new run's decision taken for a repeat of the last run's")
+	}
+	if done, err := st.DecidedInRun(ctx, next, ep); err != nil || !done {
+		t.Fatalf("decided in the next run: %v, %v", done, err)
 	}
 }
 
