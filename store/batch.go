@@ -66,14 +66,12 @@ func (db *DB) write(fn func(tx *txw) error) error {
 		b.mu.Lock()
 	}
 	b.busy = true
-	b.mu.Unlock()
 	// Let writers that are about to queue do so: a bigger batch is fewer
 	// commits, and a commit costs about the same for one write as for
 	// dozens. Yielding, rather than sleeping, waits only while other
 	// goroutines have work to do: when the CPU is busy (a crawl that is
 	// CPU-bound) writes pile up meanwhile, and when it is idle (a crawl
 	// waiting on the network) each yield returns at once and nobody waits.
-	b.mu.Lock()
 	for i := 0; i < leaderYields && len(b.queue) < maxBatch; i++ {
 		b.mu.Unlock()
 		runtime.Gosched()
