@@ -465,11 +465,8 @@ func (c *crawler) domain(runCtx context.Context, domain string) {
 	}
 	b := c.newBudget(runCtx, ctx, domain)
 	b.batch = true
-	// With --probe never every decision is a skip that nothing saved can
-	// change: made first, they are written with the result, in its write.
-	early := c.opts.Probe.Mode == ProbeNever
+	early := c.decidesWithResult()
 	if early {
-		b.withResult = true
 		b.decideAll(dc.remotes)
 		dc.result.Decisions = b.take()
 	}

@@ -100,11 +100,13 @@ type budget struct {
 	// by finish — one shared write per domain rather than one per endpoint.
 	batch  bool
 	queued []store.ProbeDecision
-	// withResult: the queued decisions are written with the domain's
-	// result (--probe never, where every decision is a skip), whose write
-	// leaves out those the run already has; so no look-up comes first.
-	withResult bool
 }
+
+// decidesWithResult says a domain's decisions are made before its result
+// is saved and written with it: under --probe never every decision is a
+// skip that nothing saved can change. That write leaves out those the run
+// already has, so no look-up comes first.
+func (c *crawler) decidesWithResult() bool { return c.opts.Probe.Mode == ProbeNever }
 
 func (c *crawler) newBudget(runCtx, ctx context.Context, domain string) *budget {
 	return &budget{c: c, runCtx: runCtx, ctx: ctx, domain: domain}
@@ -160,7 +162,7 @@ func (b *budget) decide(ep *endpoint) bool {
 	// The store is written even after the domain's deadline: the decision
 	// is what records that the deadline was hit.
 	st, dbCtx := c.opts.Store, context.WithoutCancel(b.runCtx)
-	if !b.withResult {
+	if !c.decidesWithResult() {
 		if done, err := st.DecidedInRun(dbCtx, c.runID, ep.norm); err != nil {
 			c.fail(err)
 			return false
