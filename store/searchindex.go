@@ -461,32 +461,16 @@ func (s *SearchIndex) gradeFacet(grade string) *siteFacet {
 	}
 	fc := &siteFacet{cards: []facetArm{indexed(KindCard), {}}, endpoints: []facetArm{indexed(KindEndpoint), {}}}
 	fc.usable = func(ctx context.Context) (bool, error) {
-		most := int(s.maxCands.Load())
-		type since struct {
-			kind     int
-			key      string
-			hasGrade bool
+		recent, common, err := s.recentHolding(ctx, exact, `f.grade = ?`, grade)
+		if common || err != nil {
+			return false, err
 		}
-		recent, err := collect(ctx, s.db.sql, func(rows *sql.Rows) (since, error) {
-			var r since
-			err := rows.Scan(&r.kind, &r.key, &r.hasGrade)
-			return r, err
-		}, `SELECT kind, key, grade = ? FROM feed_servers WHERE seq > ? LIMIT ?`, grade, exact, most+1)
-		if err != nil {
-			return false, fmt.Errorf("search index: records since: %w", err)
-		}
-		if len(recent) > most {
-			return false, nil
-		}
-		for _, r := range recent {
-			if !r.hasGrade {
-				continue
-			}
+		for _, k := range recent {
 			arm := &fc.endpoints[1]
-			if r.kind == kindCard {
+			if k.Kind == KindCard {
 				arm = &fc.cards[1]
 			}
-			arm.fixed = append(arm.fixed, r.key)
+			arm.fixed = append(arm.fixed, k.Subject)
 		}
 		slices.Sort(fc.cards[1].fixed)
 		slices.Sort(fc.endpoints[1].fixed)
@@ -549,19 +533,44 @@ func (s *SearchIndex) siteCandidates(ctx context.Context, q string, after SiteKe
 	if common || err != nil {
 		return nil, common, err
 	}
+	pat := "%" + likeEscaper.Replace(q) + "%"
+	recent, common, err := s.recentHolding(ctx, exact, recentMatches, pat, pat, pat, pat, pat, kindEndpoint, kindCard)
+	if common || err != nil {
+		return nil, common, err
+	}
+	keys = append(keys, recent...)
+	slices.SortFunc(keys, compareSiteKeys)
+	return keysAfter(slices.Compact(keys), after, compareSiteKeys), false, nil
+}
+
+// recentMatches holds when a feed record's text (what refreshFeed indexes:
+// name, title, description, endpoint, listing domains) holds a LIKE
+// pattern (recentHolding). A server's Registry text is indexed apart, and
+// its candidates come from the index.
+const recentMatches = `lower(f.name) LIKE lower(?) ESCAPE '\' OR lower(f.title) LIKE lower(?) ESCAPE '\'
+	OR lower(f.description) LIKE lower(?) ESCAPE '\' OR lower(f.endpoint) LIKE lower(?) ESCAPE '\'
+	OR EXISTS (SELECT 1 FROM listings l WHERE l.active = 1 AND lower(l.domain) LIKE lower(?) ESCAPE '\'
+	           AND ((f.kind = ? AND l.remote_norm = f.key) OR (f.kind = ? AND l.card_key = f.key AND l.remote_norm = '')))`
+
+// recentHolding returns the servers whose feed records were written after
+// exact and for which holds (a condition on feed_servers f, taking args)
+// is true; common, and none, when more than the index's bound of records
+// were written since. Each is read with the condition's value, not
+// filtered by it, so the bound counts every record written since.
+func (s *SearchIndex) recentHolding(ctx context.Context, exact int64, holds string, args ...any) (keys []SiteKey, common bool, err error) {
 	most := int(s.maxCands.Load())
 	type since struct {
 		key   SiteKey
 		holds bool
 	}
-	pat := "%" + likeEscaper.Replace(q) + "%"
 	recent, err := collect(ctx, s.db.sql, func(rows *sql.Rows) (since, error) {
 		var kind int
 		var r since
 		err := rows.Scan(&kind, &r.key.Subject, &r.holds)
 		r.key.Kind = siteKind(kind)
 		return r, err
-	}, recentMatches, pat, pat, pat, pat, pat, kindEndpoint, kindCard, exact, most+1)
+	}, `SELECT f.kind, f.key, CASE WHEN `+holds+` THEN 1 ELSE 0 END FROM feed_servers f WHERE f.seq > ? LIMIT ?`,
+		append(args, exact, most+1)...)
 	if err != nil {
 		return nil, false, fmt.Errorf("search index: records since: %w", err)
 	}
@@ -573,22 +582,8 @@ func (s *SearchIndex) siteCandidates(ctx context.Context, q string, after SiteKe
 			keys = append(keys, r.key)
 		}
 	}
-	slices.SortFunc(keys, compareSiteKeys)
-	return keysAfter(slices.Compact(keys), after, compareSiteKeys), false, nil
+	return keys, false, nil
 }
-
-// recentMatches reads the feed records written after a change number (at
-// most a given number), each with whether its feed text (what refreshFeed
-// indexes: name, title, description, endpoint, listing domains) holds a
-// LIKE pattern. A server's Registry text is indexed apart, and its
-// candidates come from the index.
-const recentMatches = `SELECT f.kind, f.key, CASE WHEN
-	lower(f.name) LIKE lower(?) ESCAPE '\' OR lower(f.title) LIKE lower(?) ESCAPE '\'
-	OR lower(f.description) LIKE lower(?) ESCAPE '\' OR lower(f.endpoint) LIKE lower(?) ESCAPE '\'
-	OR EXISTS (SELECT 1 FROM listings l WHERE l.active = 1 AND lower(l.domain) LIKE lower(?) ESCAPE '\'
-	           AND ((f.kind = ? AND l.remote_norm = f.key) OR (f.kind = ? AND l.card_key = f.key AND l.remote_norm = '')))
-	THEN 1 ELSE 0 END
-	FROM feed_servers f WHERE f.seq > ? LIMIT ?`
 
 func scanSiteKey(rows *sql.Rows) (SiteKey, error) {
 	var k SiteKey
