@@ -13,8 +13,9 @@ import (
 
 // TestSearchIndexAgreesWithScan: with a search index attached, the site's
 // search pages through exactly the servers a walk of every server finds, on
-// both databases: for terms in each searched field, rare and common, short
-// ones the index cannot answer, after the crawl and the Registry change and
+// both databases: for terms in each searched field, rare and common, of
+// one and two characters (the index's vocabulary, or a walk when not
+// ASCII), after the crawl and the Registry change and
 // the index is refreshed; and a server a crawl wrote after the last Refresh
 // is found before the next.
 func TestSearchIndexAgreesWithScan(t *testing.T) { eachDialect(t, testSearchIndexAgreesWithScan) }
@@ -49,6 +50,13 @@ func testSearchIndexAgreesWithScan(t *testing.T, dsn string) {
 			t.Fatal(err)
 		}
 	}
+	// A server whose text ends with "qz" and holds it nowhere else.
+	if _, err := db.Enqueue(ctx, []string{"d40.qz"}, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveDomain(ctx, result("d40.qz", "https://mcp.d40.example/x")); err != nil {
+		t.Fatal(err)
+	}
 	registry("io.example/only", "https://only.registry.example/mcp", "found only in the Registry: zebrafish")
 	registry("io.example/shared", "https://mcp1.d01.example/path", "also in a card: quokka")
 
@@ -69,7 +77,12 @@ func testSearchIndexAgreesWithScan(t *testing.T, dsn string) {
 		"zebrafish",          // a Registry-only server's server.json
 		"quokka",             // the server.json of an endpoint a card declares too
 		"only.registry",      // a Registry-only endpoint's URL
-		"d2",                 // too short for the index
+		"d2",                 // two characters: the index's vocabulary
+		"qz",                 // two characters, only at the end of a server's text
+		"Z",                  // one character, there too, any case
+		"ü",                  // one character not ASCII: the walk answers
+		"%",                  // one character, LIKE's special
+		"zq",                 // two characters nothing holds
 		"nothing matches me", // nothing
 		`50%_"x`,             // LIKE's and FTS5's specials
 	}
@@ -190,7 +203,9 @@ func testFeedSearchThroughIndex(t *testing.T, dsn string) {
 		"example/server",     // every name
 		"title 07",           // a title: proposed by the index, not a name
 		"d10.example",        // a listing domain: proposed, not a name
-		"se",                 // too short for the index
+		"se",                 // two characters: the index's vocabulary
+		"7",                  // one character
+		"é",                  // one character not ASCII: every name is read
 		"nothing matches me", // nothing
 		`50%_"x`,             // LIKE's and FTS5's specials
 	}
