@@ -80,8 +80,8 @@ const maxSearchCandidates = 5000
 
 // minSearchRunes is the shortest search the trigram index's phrase
 // queries answer. A shorter ASCII term is answered from its vocabulary
-// (shortCandidates): over a walk of every server, a rare two-letter term
-// ("go", "db") took ~1.8 s at 100,000 servers.
+// (shortCandidates), where a walk of every server for a rare two-letter
+// term ("go", "db") took over a second at 100,000 servers.
 const minSearchRunes = 3
 
 const searchSchema = `

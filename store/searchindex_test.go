@@ -13,11 +13,10 @@ import (
 
 // TestSearchIndexAgreesWithScan: with a search index attached, the site's
 // search pages through exactly the servers a walk of every server finds, on
-// both databases: for terms in each searched field, rare and common, of
-// one and two characters (the index's vocabulary, or a walk when not
-// ASCII), after the crawl and the Registry change and
-// the index is refreshed; and a server a crawl wrote after the last Refresh
-// is found before the next.
+// both databases: for terms in each searched field, rare and common, of one
+// and two characters (the index's vocabulary, or a walk when not ASCII),
+// after the crawl and the Registry change and the index is refreshed; and a
+// server a crawl wrote after the last Refresh is found before the next.
 func TestSearchIndexAgreesWithScan(t *testing.T) { eachDialect(t, testSearchIndexAgreesWithScan) }
 
 func testSearchIndexAgreesWithScan(t *testing.T, dsn string) {
