@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -79,7 +80,7 @@ const searchPage = 500
 const maxSearchCandidates = 5000
 
 // minSearchRunes is the shortest search the trigram index's phrase
-// queries answer. A shorter ASCII term is answered from its vocabulary
+// queries answer. Most shorter terms are answered from its vocabulary
 // (shortCandidates), where a walk of every server for a rare two-letter
 // term ("go", "db") took over a second at 100,000 servers.
 const minSearchRunes = 3
@@ -505,21 +506,24 @@ func siteKind(kind int) string {
 }
 
 // searchable reports whether the index can narrow a search for q.
-func searchable(q string) bool { return utf8.RuneCountInString(q) >= minSearchRunes || shortASCII(q) }
+func searchable(q string) bool { return utf8.RuneCountInString(q) >= minSearchRunes || shortTerm(q) }
 
-// shortASCII reports whether q is a term of one or two ASCII characters,
-// which shortCandidates answers. Only ASCII: its case folding is
-// FTS5's, where a wider alphabet's may differ from Go's.
-func shortASCII(q string) bool {
-	if q == "" || len(q) >= minSearchRunes {
-		return false
-	}
-	for i := range len(q) {
-		if q[i] >= utf8.RuneSelf {
+// shortTerm reports whether q is a term of one or two characters that
+// shortCandidates answers: each ASCII, or one no other character folds to
+// or from (a CJK ideograph, a symbol), so that folding it as FTS5 does is
+// known: ASCII lower case, or itself. Other letters (é, ß) may fold
+// otherwise in FTS5 than in Go.
+func shortTerm(q string) bool {
+	n := 0
+	for _, r := range q {
+		if n++; n >= minSearchRunes {
+			return false
+		}
+		if r >= utf8.RuneSelf && (r == utf8.RuneError || unicode.SimpleFold(r) != r) {
 			return false
 		}
 	}
-	return true
+	return n > 0
 }
 
 // ftsPhrase is q as an FTS5 phrase: with the trigram tokenizer, the rows
@@ -531,7 +535,7 @@ func ftsPhrase(q string) string { return `"` + strings.ReplaceAll(q, `"`, `""`) 
 // maxSearchCandidates rows hold it.
 func (s *SearchIndex) candidates(ctx context.Context, q string, after SiteKey) (keys []SiteKey, common bool, err error) {
 	most := int(s.maxCands.Load())
-	if shortASCII(q) {
+	if shortTerm(q) {
 		keys, common, err = s.shortCandidates(ctx, q, most)
 	} else {
 		keys, err = collect(ctx, s.idx, scanSiteKey, `SELECT s.kind, s.subject FROM site_search_fts f
@@ -548,14 +552,16 @@ func (s *SearchIndex) candidates(ctx context.Context, q string, after SiteKey) (
 	return keysAfter(slices.Compact(keys), after, compareSiteKeys), false, nil
 }
 
-// shortCandidates returns the rows holding q, a term of one or two ASCII
-// characters (shortASCII), or common when more than most do. A phrase
+// shortCandidates returns the rows holding q, a term of one or two
+// characters (shortTerm), or common when more than most do. A phrase
 // query needs a trigram, but every occurrence of q begins one
 // (joinSearchText pads each text), so the rows holding q are those holding
 // a trigram that starts with q, as the index folds case: a range of its
 // vocabulary.
 func (s *SearchIndex) shortCandidates(ctx context.Context, q string, most int) (keys []SiteKey, common bool, err error) {
-	lo := strings.ToLower(q) // FTS5's folding, for ASCII
+	lo := strings.ToLower(q) // FTS5's folding, for shortTerm's characters
+	// The terms that start with lo, in the byte order FTS5 keeps them in
+	// (UTF-8 has no byte 0xFF to carry from).
 	hi := lo[:len(lo)-1] + string([]byte{lo[len(lo)-1] + 1})
 	const docs = `SELECT DISTINCT doc FROM site_search_terms WHERE term >= ? AND term < ? LIMIT ?`
 	// Counted first: a common term (most one-letter ones) is known as

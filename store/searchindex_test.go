@@ -14,9 +14,10 @@ import (
 // TestSearchIndexAgreesWithScan: with a search index attached, the site's
 // search pages through exactly the servers a walk of every server finds, on
 // both databases: for terms in each searched field, rare and common, of one
-// and two characters (the index's vocabulary, or a walk when not ASCII),
-// after the crawl and the Registry change and the index is refreshed; and a
-// server a crawl wrote after the last Refresh is found before the next.
+// and two characters (the index's vocabulary, or a walk for a letter with
+// case beyond ASCII), after the crawl and the Registry change and the index
+// is refreshed; and a server a crawl wrote after the last Refresh is found
+// before the next.
 func TestSearchIndexAgreesWithScan(t *testing.T) { eachDialect(t, testSearchIndexAgreesWithScan) }
 
 func testSearchIndexAgreesWithScan(t *testing.T, dsn string) {
@@ -56,7 +57,7 @@ func testSearchIndexAgreesWithScan(t *testing.T, dsn string) {
 	if err := db.SaveDomain(ctx, result("d40.qz", "https://mcp.d40.example/x")); err != nil {
 		t.Fatal(err)
 	}
-	registry("io.example/only", "https://only.registry.example/mcp", "found only in the Registry: zebrafish")
+	registry("io.example/only", "https://only.registry.example/mcp", "found only in the Registry: zebrafish, 地图")
 	registry("io.example/shared", "https://mcp1.d01.example/path", "also in a card: quokka")
 
 	ix := openSearchIndex(t, db)
@@ -79,7 +80,9 @@ func testSearchIndexAgreesWithScan(t *testing.T, dsn string) {
 		"d2",                 // two characters: the index's vocabulary
 		"qz",                 // two characters, only at the end of a server's text
 		"Z",                  // one character, there too, any case
-		"ü",                  // one character not ASCII: the walk answers
+		"ü",                  // one letter not ASCII: the walk answers
+		"地图",                 // two characters without case: the vocabulary
+		"图",                  // one
 		"%",                  // one character, LIKE's special
 		"zq",                 // two characters nothing holds
 		"nothing matches me", // nothing
@@ -226,6 +229,18 @@ func testFeedSearchThroughIndex(t *testing.T, dsn string) {
 	check("after the first refresh")
 	if ix.Narrowed() == 0 {
 		t.Fatal("a current index narrowed no search")
+	}
+	// Terms of one or two characters too, unless a letter with case
+	// beyond ASCII.
+	for _, c := range []struct {
+		q        string
+		narrowed bool
+	}{{"se", true}, {"7", true}, {"图", true}, {"地图", true}, {"é", false}, {"ß", false}} {
+		before := ix.Narrowed()
+		walk(db, c.q)
+		if got := ix.Narrowed() > before; got != c.narrowed {
+			t.Errorf("search %q: narrowed %v, want %v", c.q, got, c.narrowed)
+		}
 	}
 	if got := walk(db, "server-07"); len(got) != 1 {
 		t.Fatalf("server-07: %v, want one record", got)
