@@ -7,10 +7,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestShortCandidatesBoundServers: the bound on a short term's candidates
-// counts the rows holding it, not its occurrences, so one row holding the
-// term many times neither hides the others nor makes the term common; in
-// any case the index folds, and for terms shorter than a trigram.
+// TestShortCandidatesBoundServers: a term of one or two characters finds
+// the rows holding it in any case, and the bound on its candidates counts
+// those rows, not its occurrences: one row holding the term many times
+// neither hides the others nor makes the term common.
 func TestShortCandidatesBoundServers(t *testing.T) {
 	ctx := context.Background()
 	db := openBatchTest(t)
