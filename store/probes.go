@@ -66,9 +66,20 @@ func (db *DB) AddProbeDecision(ctx context.Context, ds ...ProbeDecision) error {
 	return nil
 }
 
+// insertDecisionInto is the INSERT of a decision's columns, in the order
+// decisionValues gives them.
+const insertDecisionInto = `INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)`
+
+func decisionValues(now string, d ProbeDecision) []any {
+	return []any{d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason, d.DeclaredBy}
+}
+
+// decidedInRun selects the decisions of a run (first argument) about an
+// endpoint (second).
+const decidedInRun = `SELECT 1 FROM probe_decisions WHERE run_id = ? AND remote_norm = ?`
+
 func insertDecision(tx *txw, now string, d ProbeDecision) error {
-	_, err := tx.exec(`INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason, d.DeclaredBy)
+	_, err := tx.exec(insertDecisionInto+` VALUES (?, ?, ?, ?, ?, ?, ?)`, decisionValues(now, d)...)
 	if err != nil {
 		return fmt.Errorf("decision for %s: %w", d.URL, err)
 	}
@@ -83,10 +94,8 @@ func insertDecision(tx *txw, now string, d ProbeDecision) error {
 // gives PostgreSQL the column's type for a parameter a SELECT list leaves
 // untyped.
 func insertDecisionOnce(tx *txw, now string, d ProbeDecision) (repeated bool, err error) {
-	res, err := tx.exec(`INSERT INTO probe_decisions (run_id, remote_norm, url, decided_at, decision, reason, declared_by)
-		SELECT CAST(? AS BIGINT), ?, ?, ?, ?, ?, ?
-		WHERE NOT EXISTS (SELECT 1 FROM probe_decisions WHERE run_id = ? AND remote_norm = ?)`,
-		d.RunID, d.RemoteNorm, d.URL, now, d.Decision, d.Reason, d.DeclaredBy, d.RunID, d.RemoteNorm)
+	res, err := tx.exec(insertDecisionInto+` SELECT CAST(? AS BIGINT), ?, ?, ?, ?, ?, ?
+		WHERE NOT EXISTS (`+decidedInRun+`)`, append(decisionValues(now, d), d.RunID, d.RemoteNorm)...)
 	if err != nil {
 		return false, fmt.Errorf("decision for %s: %w", d.URL, err)
 	}
@@ -212,7 +221,7 @@ func (db *DB) latestDecisions(ctx context.Context) (map[string]ProbeDecision, er
 func (db *DB) DecidedInRun(ctx context.Context, runID int64, remoteNorm string) (bool, error) {
 	var one int
 	err := db.readRow(ctx, func(row *sql.Row) error { return row.Scan(&one) },
-		`SELECT 1 FROM probe_decisions WHERE run_id = ? AND remote_norm = ? LIMIT 1`, runID, remoteNorm)
+		decidedInRun+` LIMIT 1`, runID, remoteNorm)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

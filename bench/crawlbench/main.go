@@ -3,9 +3,10 @@
 // cardcrawl binary (`crawl --probe never`, a fresh database each time) and
 // the bare fetcher (cmd/barefetch) against it one after the other (or, with
 // --together, at the same time), at each concurrency asked for, and reports
-// for each process its wall time, user and system CPU and peak RSS — the figures `/usr/bin/time -v` prints, read
-// from the same wait4 resource usage by a small launcher process (see
-// launcherArg) — next to the web's network limit.
+// for each process its wall time, user and system CPU and peak RSS (the
+// figures `/usr/bin/time -v` prints, read from the same wait4 resource
+// usage by a small launcher process: see launcherArg) next to the web's
+// network limit.
 //
 //	go run ./bench/crawlbench --domains 10000 --concurrency 64
 //	go run ./bench/crawlbench --domains 5000 --latency 100ms --concurrency 32,64,256
