@@ -242,6 +242,52 @@ func (db *DB) PruneCategories(ctx context.Context) (int64, error) {
 	return res.RowsAffected()
 }
 
+// uncategorized says whether a server the site shows has no stored
+// category to read: a listed card without remotes or a listed endpoint
+// without a row of its own, or a Registry entry with remotes without one
+// (an endpoint only the Registry declares takes its entry's).
+const uncategorized = `SELECT EXISTS (SELECT 1 FROM cards c WHERE EXISTS (SELECT 1 FROM listings l
+	  WHERE l.card_key = c.key AND l.active = 1 AND l.remote_norm = '')
+	  AND NOT EXISTS (SELECT 1 FROM server_categories sc WHERE sc.kind = 'card' AND sc.registry = '' AND sc.subject = c.key))
+	OR EXISTS (SELECT 1 FROM remotes r WHERE EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)
+	  AND NOT EXISTS (SELECT 1 FROM server_categories sc WHERE sc.kind = 'endpoint' AND sc.registry = '' AND sc.subject = r.url_norm))
+	OR EXISTS (SELECT 1 FROM registry_remotes rr WHERE NOT EXISTS (SELECT 1 FROM server_categories sc
+	  WHERE sc.kind = 'registry' AND sc.registry = rr.source AND sc.subject = rr.name))`
+
+// MarkCategoriesComplete records, when every server has a stored category,
+// the change number at which it had (feed_state.categories_seq), and
+// reports whether it did. Until the next change the site's category=none
+// reads the rows whose category is empty instead of computing every
+// server's row. It reads the change number before checking: a server that
+// comes after the check moves the number past the one recorded.
+func (db *DB) MarkCategoriesComplete(ctx context.Context) (bool, error) {
+	var seq int64
+	if err := db.sql.QueryRowContext(ctx, `SELECT seq FROM feed_state WHERE id = 1`).Scan(&seq); err != nil {
+		return false, fmt.Errorf("categories complete: %w", err)
+	}
+	var missing bool
+	if err := db.sql.QueryRowContext(ctx, uncategorized).Scan(&missing); err != nil {
+		return false, fmt.Errorf("categories complete: %w", err)
+	}
+	if missing {
+		return false, nil
+	}
+	if _, err := db.sql.ExecContext(ctx, `UPDATE feed_state SET categories_seq = ? WHERE id = 1`, seq); err != nil {
+		return false, fmt.Errorf("categories complete: %w", err)
+	}
+	return true, nil
+}
+
+// categoriesComplete says whether every server has had a stored category
+// since the last change (MarkCategoriesComplete).
+func (db *DB) categoriesComplete(ctx context.Context) (bool, error) {
+	var ok bool
+	if err := db.sql.QueryRowContext(ctx, `SELECT seq = categories_seq FROM feed_state WHERE id = 1`).Scan(&ok); err != nil {
+		return false, fmt.Errorf("categories complete: %w", err)
+	}
+	return ok, nil
+}
+
 // Categories returns the stored categories of one kind, keyed by subject
 // (for kind registry: registry base URL, a space, the name).
 func (db *DB) Categories(ctx context.Context, kind string) (map[string]CategoryRow, error) {

@@ -35,3 +35,7 @@ func (db *DB) SetSiteWindow(n int) { db.siteWindow = n }
 // SetFacetSizes makes faceted site pages read candidates chunk at a time
 // at first, and walk when a whole facet has more than most.
 func (db *DB) SetFacetSizes(chunk, most int) { db.facetChunk, db.facetMost = chunk, most }
+
+// CategoriesComplete says whether category=none reads the rows that say so
+// (MarkCategoriesComplete's mark is current).
+func (db *DB) CategoriesComplete(ctx context.Context) (bool, error) { return db.categoriesComplete(ctx) }

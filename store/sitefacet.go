@@ -46,9 +46,10 @@ type facetArm struct {
 }
 
 // siteFacetsOf are the facets that can drive f's pages: its outcome's
-// and its category's (read in key order), its namespace method's (read
+// and its category's (read in key order; "none" while every server has a
+// category row, MarkCategoriesComplete), its namespace method's (read
 // whole, so it may find too many), and its grade's (while serve's index
-// can answer). A value held by servers no index row names ("none"; a
+// can answer). A value held by servers no index row names (no probe, a
 // namespace never checked) has no facet.
 func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 	var out []*siteFacet
@@ -57,17 +58,24 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 		out = append(out, &siteFacet{endpoints: []facetArm{{query: `SELECT DISTINCT remote_norm FROM probes
 			WHERE outcome = ? AND remote_norm > ? ORDER BY remote_norm LIMIT ?`, args: []any{f.Outcome}}}})
 	}
-	if f.Category != "" && f.Category != "none" {
+	if f.Category != "" {
+		// "none" is a row that says '', while every server has a row: a
+		// server without one has none too, and no index lists those.
+		category, usable := f.Category, (func(context.Context) (bool, error))(nil)
+		if category == "none" {
+			category, usable = "", db.categoriesComplete
+		}
 		own := func(kind string) facetArm {
 			return facetArm{query: `SELECT subject FROM server_categories
-				WHERE category = ? AND kind = ? AND registry = '' AND subject > ? ORDER BY subject LIMIT ?`, args: []any{f.Category, kind}}
+				WHERE category = ? AND kind = ? AND registry = '' AND subject > ? ORDER BY subject LIMIT ?`, args: []any{category, kind}}
 		}
 		// An endpoint without a category of its own takes its Registry
 		// entry's (siteColumns): any entry declaring it with the category.
 		fromRegistry := facetArm{query: `SELECT DISTINCT rr.url_norm FROM server_categories sc
 			JOIN registry_remotes rr ON rr.source = sc.registry AND rr.name = sc.subject
-			WHERE sc.category = ? AND sc.kind = 'registry' AND rr.url_norm > ? ORDER BY rr.url_norm LIMIT ?`, args: []any{f.Category}}
-		out = append(out, &siteFacet{cards: []facetArm{own(KindCard)}, endpoints: []facetArm{own(KindEndpoint), fromRegistry}})
+			WHERE sc.category = ? AND sc.kind = 'registry' AND rr.url_norm > ? ORDER BY rr.url_norm LIMIT ?`, args: []any{category}}
+		out = append(out, &siteFacet{cards: []facetArm{own(KindCard)}, endpoints: []facetArm{own(KindEndpoint), fromRegistry},
+			usable: usable})
 	}
 	if f.NSMethod != "" && f.NSMethod != NSUnknown {
 		out = append(out, &siteFacet{whole: func(ctx context.Context, db *DB, most int) ([]SiteKey, bool, error) {

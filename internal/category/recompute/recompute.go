@@ -27,6 +27,7 @@ type Store interface {
 	EachCategorySubject(ctx context.Context, fn func(store.CategorySubject) error) error
 	SaveCategories(ctx context.Context, rows []store.CategoryRow) error
 	PruneCategories(ctx context.Context) (int64, error)
+	MarkCategoriesComplete(ctx context.Context) (bool, error)
 }
 
 // Options configure Run.
@@ -106,6 +107,12 @@ func Run(ctx context.Context, st Store, opts Options) (Result, error) {
 	}
 	n, err := st.PruneCategories(ctx)
 	res.Removed = int(n)
+	if err != nil {
+		return res, err
+	}
+	// Every server the pass read has a category now; one that came during
+	// it may not, and then the mark is not made.
+	_, err = st.MarkCategoriesComplete(ctx)
 	return res, err
 }
 

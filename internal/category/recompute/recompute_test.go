@@ -108,6 +108,15 @@ func TestRun(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("categories (-want +got):\n%s", diff)
 	}
+	// Every server has a category now, and the run said so: the site's
+	// category=none may read the rows that say none.
+	var marked bool
+	if err := db.SQL().QueryRow(`SELECT seq = categories_seq FROM feed_state WHERE id = 1`).Scan(&marked); err != nil {
+		t.Fatal(err)
+	}
+	if !marked {
+		t.Error("a run that categorized every server did not mark the categories complete")
+	}
 
 	// Nothing new: nothing written.
 	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Changed != 0 || res.ToolSets != 0 {

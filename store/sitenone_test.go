@@ -1,0 +1,169 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// category=none reads the rows that say "no category" while every server
+// has a row, and computes every server's row otherwise: either way a page
+// holds exactly the servers an unfiltered walk does that have none, as the
+// servers without a row come and go.
+func TestSiteNoCategory(t *testing.T) { eachDialect(t, testSiteNoCategory) }
+
+func testSiteNoCategory(t *testing.T, dsn string) {
+	db := open(t, dsn, nil)
+	ctx := context.Background()
+	addDomain := func(i int) {
+		t.Helper()
+		d := fmt.Sprintf("d%02d.example", i)
+		if _, err := db.Enqueue(ctx, []string{d}, store.EnqueueOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r := result(d, "https://mcp."+d+"/one")
+		if i%3 == 0 { // a card without remotes
+			r = result(d)
+			r.Listings = []store.ListingRecord{{CatalogURL: r.CatalogURL, Identifier: "i", CardKey: r.Cards[0].Key}}
+		}
+		r.Cards[0].Grade = []string{"conformant", "near_conformant"}[i%2]
+		if err := db.SaveDomain(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 12 {
+		addDomain(i)
+	}
+	// Endpoints only the Registry declares, sorting among the cards', and
+	// an entry declaring one of the cards' endpoints.
+	for _, i := range []int{2, 5, 9} {
+		registryServer(t, db, fmt.Sprintf("io.example/only%02d", i), fmt.Sprintf("https://mcp.d%02d.example/reg", i))
+	}
+	registryServer(t, db, "io.example/also", "https://mcp.d04.example/one")
+
+	// categorize gives every server without a row one: every third
+	// travel, the rest none.
+	categorize := func() {
+		t.Helper()
+		var rows []store.CategoryRow
+		n := 0
+		err := db.EachCategorySubject(ctx, func(s store.CategorySubject) error {
+			if s.StoredInputs != "" {
+				return nil
+			}
+			r := store.CategoryRow{Kind: s.Kind, Registry: s.Registry, Subject: s.Subject, Reason: "no rule matched",
+				Inputs: "in"}
+			if n%3 == 0 {
+				r.Category, r.Source, r.Reason = "travel", "name", ""
+			}
+			n++
+			rows = append(rows, r)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SaveCategories(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mark := func(want bool) {
+		t.Helper()
+		done, err := db.MarkCategoriesComplete(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done != want {
+			t.Fatalf("marked complete: %v, want %v", done, want)
+		}
+	}
+	complete := func(when string, want bool) {
+		t.Helper()
+		got, err := db.CategoriesComplete(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: categories complete: %v, want %v", when, got, want)
+		}
+	}
+	none := func(r store.SiteRow) bool { return r.Category == "" }
+	cases := []struct {
+		name  string
+		f     store.SiteFilter
+		match func(store.SiteRow) bool
+	}{
+		{"none", store.SiteFilter{Category: "none"}, none},
+		{"none and a grade", store.SiteFilter{Category: "none", Grade: "near_conformant"},
+			func(r store.SiteRow) bool { return none(r) && r.Grade == "near_conformant" }},
+		{"none in the Registry", store.SiteFilter{Category: "none", Source: store.SourceRegistry},
+			func(r store.SiteRow) bool { return none(r) && r.InRegistry }},
+		{"travel", store.SiteFilter{Category: "travel"}, func(r store.SiteRow) bool { return r.Category == "travel" }},
+	}
+	check := func(when string) {
+		t.Helper()
+		all, err := db.SiteServers(ctx, store.SiteFilter{Limit: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range cases {
+			var want []store.SiteKey
+			for _, r := range all.Rows {
+				if tc.match(r) {
+					want = append(want, r.SiteKey)
+				}
+			}
+			if len(want) == 0 && tc.name != "travel" { // none is travel before the first categorize
+				t.Errorf("%s: %s: no server matches; the case tests nothing", when, tc.name)
+			}
+			for _, size := range []struct{ window, chunk, most int }{{1, 1, 100}, {2, 2, 3}, {0, 0, 0}} {
+				db.SetSiteWindow(size.window)
+				db.SetFacetSizes(size.chunk, size.most)
+				for _, limit := range []int{1, 3, 200} {
+					f := tc.f
+					f.Limit = limit
+					if diff := cmp.Diff(want, walkSite(t, db, f)); diff != "" {
+						t.Errorf("%s: %s, sizes %+v, limit %d (-want +got):\n%s", when, tc.name, size, limit, diff)
+					}
+				}
+			}
+		}
+	}
+
+	mark(false)
+	complete("never categorized", false)
+	check("never categorized")
+	categorize()
+	mark(true)
+	complete("every server categorized", true)
+	check("every server categorized")
+
+	addDomain(13) // an endpoint with no row yet
+	complete("after a new endpoint", false)
+	check("after a new endpoint")
+	mark(false)
+	categorize()
+	mark(true)
+	addDomain(15) // a card with no row yet
+	complete("after a new card", false)
+	check("after a new card")
+	mark(false)
+	categorize()
+	mark(true)
+	check("every server categorized again")
+
+	// An endpoint only the Registry declares takes its entry's category,
+	// and a new entry has none yet.
+	registryServer(t, db, "io.example/late", "https://mcp.d07.example/reg")
+	complete("after a new Registry entry", false)
+	check("after a new Registry entry")
+	mark(false)
+	categorize()
+	mark(true)
+	complete("every entry categorized", true)
+	check("every entry categorized")
+}
