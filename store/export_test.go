@@ -38,4 +38,6 @@ func (db *DB) SetFacetSizes(chunk, most int) { db.facetChunk, db.facetMost = chu
 
 // CategoriesComplete says whether category=none reads the rows that say so
 // (MarkCategoriesComplete's mark is current).
-func (db *DB) CategoriesComplete(ctx context.Context) (bool, error) { return db.categoriesComplete(ctx) }
+func (db *DB) CategoriesComplete(ctx context.Context) (bool, error) {
+	return db.categoriesComplete(ctx)
+}

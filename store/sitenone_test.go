@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -92,11 +90,7 @@ func testSiteNoCategory(t *testing.T, dsn string) {
 		}
 	}
 	none := func(r store.SiteRow) bool { return r.Category == "" }
-	cases := []struct {
-		name  string
-		f     store.SiteFilter
-		match func(store.SiteRow) bool
-	}{
+	cases := []siteCase{
 		{"none", store.SiteFilter{Category: "none"}, none},
 		{"none and a grade", store.SiteFilter{Category: "none", Grade: "near_conformant"},
 			func(r store.SiteRow) bool { return none(r) && r.Grade == "near_conformant" }},
@@ -106,32 +100,7 @@ func testSiteNoCategory(t *testing.T, dsn string) {
 	}
 	check := func(when string) {
 		t.Helper()
-		all, err := db.SiteServers(ctx, store.SiteFilter{Limit: 200})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tc := range cases {
-			var want []store.SiteKey
-			for _, r := range all.Rows {
-				if tc.match(r) {
-					want = append(want, r.SiteKey)
-				}
-			}
-			if len(want) == 0 && tc.name != "travel" { // none is travel before the first categorize
-				t.Errorf("%s: %s: no server matches; the case tests nothing", when, tc.name)
-			}
-			for _, size := range []struct{ window, chunk, most int }{{1, 1, 100}, {2, 2, 3}, {0, 0, 0}} {
-				db.SetSiteWindow(size.window)
-				db.SetFacetSizes(size.chunk, size.most)
-				for _, limit := range []int{1, 3, 200} {
-					f := tc.f
-					f.Limit = limit
-					if diff := cmp.Diff(want, walkSite(t, db, f)); diff != "" {
-						t.Errorf("%s: %s, sizes %+v, limit %d (-want +got):\n%s", when, tc.name, size, limit, diff)
-					}
-				}
-			}
-		}
+		checkSiteCases(t, db, when, cases, "travel") // none is travel until the first categorize
 	}
 
 	mark(false)
