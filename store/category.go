@@ -280,12 +280,15 @@ func (db *DB) MarkCategoriesComplete(ctx context.Context) (bool, error) {
 
 // categoriesComplete says whether every server has had a stored category
 // since the last change (MarkCategoriesComplete).
-func (db *DB) categoriesComplete(ctx context.Context) (bool, error) {
-	var ok bool
-	if err := db.sql.QueryRowContext(ctx, `SELECT seq = categories_seq FROM feed_state WHERE id = 1`).Scan(&ok); err != nil {
+func categoriesComplete(ctx context.Context, q rowsQuerier) (bool, error) {
+	ok, err := collect(ctx, q, func(rows *sql.Rows) (bool, error) {
+		var ok bool
+		return ok, rows.Scan(&ok)
+	}, `SELECT seq = categories_seq FROM feed_state WHERE id = 1`)
+	if err != nil {
 		return false, fmt.Errorf("categories complete: %w", err)
 	}
-	return ok, nil
+	return len(ok) == 1 && ok[0], nil
 }
 
 // Categories returns the stored categories of one kind, keyed by subject

@@ -76,7 +76,7 @@ func (db *DB) FeedEntryPage(ctx context.Context, q EntryQuery) (EntryPage, error
 		}
 		p.Version = formatFeedVersion(id, seq)
 		var next string
-		if p.Entries, p.More, next, err = feedCardEntries(ctx, tx, db.search.Load(), q); err != nil {
+		if p.Entries, p.More, next, err = db.feedCardEntries(ctx, tx, q); err != nil {
 			return err
 		}
 		p.Range = EntryRange{After: q.After, Through: next, ToEnd: !p.More}

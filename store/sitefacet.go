@@ -63,7 +63,8 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 		// server without one has none too, and no index lists those.
 		category, usable := f.Category, (func(context.Context) (bool, error))(nil)
 		if category == "none" {
-			category, usable = "", db.categoriesComplete
+			category = ""
+			usable = func(ctx context.Context) (bool, error) { return categoriesComplete(ctx, db.sql) }
 		}
 		own := func(kind string) facetArm {
 			return facetArm{query: `SELECT subject FROM server_categories

@@ -3,7 +3,10 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -101,6 +104,11 @@ func testSiteNoCategory(t *testing.T, dsn string) {
 	check := func(when string) {
 		t.Helper()
 		checkSiteCases(t, db, when, cases, "travel") // none is travel until the first categorize
+		// The Registry list API's entries: a card's record's own category,
+		// read from the category index where it can, or walked.
+		for _, f := range []store.FeedFilter{{NoCategory: true}, {Category: "travel"}} {
+			checkEntries(t, db, when, f)
+		}
 	}
 
 	mark(false)
@@ -135,4 +143,47 @@ func testSiteNoCategory(t *testing.T, dsn string) {
 	mark(true)
 	complete("every entry categorized", true)
 	check("every entry categorized")
+}
+
+// checkEntries pages through the Registry list API's entries of cards a
+// filter keeps, in pages of one, three and many, with facets of a few keys
+// or too many (and walked), and compares their card keys with those of the
+// records a walk of the read model keeps.
+func checkEntries(t *testing.T, db *store.DB, when string, f store.FeedFilter) {
+	t.Helper()
+	ctx := context.Background()
+	var want []string
+	err := db.EachFeedServer(ctx, store.FeedQuery{FeedFilter: f}, func(s *store.FeedServer) error {
+		want = append(want, s.CardKey)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	for _, most := range []int{0, 3, 1} {
+		db.SetFacetSizes(0, most)
+		for _, limit := range []int{1, 3, 200} {
+			var got []string
+			q := store.EntryQuery{FeedFilter: f, Limit: limit}
+			for range 100 {
+				entries, more, err := db.FeedEntries(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range entries {
+					got = append(got, e.CardKey)
+				}
+				if !more {
+					break
+				}
+				q.After = entries[len(entries)-1].CardKey
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s: entries of %+v, most %d, limit %d (-want +got):\n%s", when, f, most, limit, diff)
+			}
+		}
+	}
+	db.SetFacetSizes(0, 0)
 }

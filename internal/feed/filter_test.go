@@ -63,6 +63,8 @@ var filterCases = []struct {
 	{"outcome=timeout", store.FeedFilter{Outcome: "timeout"}},
 	{"outcome=none", store.FeedFilter{NotProbed: true}},
 	{"grade=conformant&outcome=ok", store.FeedFilter{Grade: "conformant", Outcome: "ok"}},
+	{"category=travel", store.FeedFilter{Category: "travel"}},
+	{"category=none", store.FeedFilter{NoCategory: true}},
 }
 
 // split returns the endpoints of the records the filter keeps and of
