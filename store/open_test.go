@@ -170,29 +170,35 @@ func TestReadOnlyNeedsCurrentSchema(t *testing.T) {
 	}
 }
 
-// TestPostgresJITOff: the store's PostgreSQL sessions run without JIT
-// compilation, which cost a site page 135 ms of its 214 ms on a small
-// database; a URL that names jit keeps its choice.
-func TestPostgresJITOff(t *testing.T) {
+// TestPostgresSessionSettings: the store's PostgreSQL sessions run without
+// JIT compilation, which cost a site page 135 ms of its 214 ms on a small
+// database, and without parallel workers, which cost a list page 100 ms of
+// its 120; a URL that names either keeps its choice.
+func TestPostgresSessionSettings(t *testing.T) {
 	dsn := pgtest.NewDB(t)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("jit", "on")
-	u.RawQuery = q.Encode()
-	for _, tc := range []struct{ dsn, want string }{
-		{dsn, "off"},
-		{u.String(), "on"},
+	for _, tc := range []struct{ setting, store, other string }{
+		{"jit", "off", "on"},
+		{"max_parallel_workers_per_gather", "0", "2"},
 	} {
-		db := open(t, tc.dsn, nil)
-		var got string
-		if err := db.SQL().QueryRow(`SHOW jit`).Scan(&got); err != nil {
+		u, err := url.Parse(dsn)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if got != tc.want {
-			t.Errorf("%s: jit = %q, want %q", tc.dsn, got, tc.want)
+		q := u.Query()
+		q.Set(tc.setting, tc.other)
+		u.RawQuery = q.Encode()
+		for _, c := range []struct{ dsn, want string }{
+			{dsn, tc.store},
+			{u.String(), tc.other},
+		} {
+			db := open(t, c.dsn, nil)
+			var got string
+			if err := db.SQL().QueryRow(`SHOW ` + tc.setting).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("%s: %s = %q, want %q", c.dsn, tc.setting, got, c.want)
+			}
 		}
 	}
 }
