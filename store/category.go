@@ -261,8 +261,8 @@ const uncategorized = `SELECT EXISTS (SELECT 1 FROM cards c WHERE EXISTS (SELECT
 // server's row. It reads the change number before checking: a server that
 // comes after the check moves the number past the one recorded.
 func (db *DB) MarkCategoriesComplete(ctx context.Context) (bool, error) {
-	var seq int64
-	if err := db.sql.QueryRowContext(ctx, `SELECT seq FROM feed_state WHERE id = 1`).Scan(&seq); err != nil {
+	_, seq, err := scanFeedState(ctx, db.sql.QueryRowContext)
+	if err != nil {
 		return false, fmt.Errorf("categories complete: %w", err)
 	}
 	var missing bool
@@ -280,15 +280,12 @@ func (db *DB) MarkCategoriesComplete(ctx context.Context) (bool, error) {
 
 // categoriesComplete says whether every server has had a stored category
 // since the last change (MarkCategoriesComplete).
-func categoriesComplete(ctx context.Context, q rowsQuerier) (bool, error) {
-	ok, err := collect(ctx, q, func(rows *sql.Rows) (bool, error) {
-		var ok bool
-		return ok, rows.Scan(&ok)
-	}, `SELECT seq = categories_seq FROM feed_state WHERE id = 1`)
-	if err != nil {
+func categoriesComplete(ctx context.Context, q rowQuery) (bool, error) {
+	var ok bool
+	if err := q(ctx, `SELECT seq = categories_seq FROM feed_state WHERE id = 1`).Scan(&ok); err != nil {
 		return false, fmt.Errorf("categories complete: %w", err)
 	}
-	return len(ok) == 1 && ok[0], nil
+	return ok, nil
 }
 
 // Categories returns the stored categories of one kind, keyed by subject

@@ -39,5 +39,5 @@ func (db *DB) SetFacetSizes(chunk, most int) { db.facetChunk, db.facetMost = chu
 // CategoriesComplete says whether category=none reads the rows that say so
 // (MarkCategoriesComplete's mark is current).
 func (db *DB) CategoriesComplete(ctx context.Context) (bool, error) {
-	return categoriesComplete(ctx, db.sql)
+	return categoriesComplete(ctx, db.sql.QueryRowContext)
 }

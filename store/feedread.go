@@ -973,7 +973,7 @@ func categoryCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) (
 	category := f.Category
 	switch {
 	case f.NoCategory:
-		if complete, err := categoriesComplete(ctx, tx); err != nil || !complete {
+		if complete, err := categoriesComplete(ctx, tx.queryRow); err != nil || !complete {
 			return nil, false, err
 		}
 		category = ""

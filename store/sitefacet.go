@@ -61,10 +61,11 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 	if f.Category != "" {
 		// "none" is a row that says '', while every server has a row: a
 		// server without one has none too, and no index lists those.
-		category, usable := f.Category, (func(context.Context) (bool, error))(nil)
+		category := f.Category
+		var usable func(context.Context) (bool, error)
 		if category == "none" {
 			category = ""
-			usable = func(ctx context.Context) (bool, error) { return categoriesComplete(ctx, db.sql) }
+			usable = func(ctx context.Context) (bool, error) { return categoriesComplete(ctx, db.sql.QueryRowContext) }
 		}
 		own := func(kind string) facetArm {
 			return facetArm{query: `SELECT subject FROM server_categories
