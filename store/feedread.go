@@ -946,30 +946,85 @@ func (db *DB) feedEntryKeys(ctx context.Context, tx *readTx, q EntryQuery, where
 // entryCandidates proposes, sorted, the card keys of every entry a page of
 // q may hold, or says it cannot (ok false: the page walks): those the
 // site's search index proposes for a search (SearchIndex.feedCardKeys),
-// else those holding a record of the filter's category (categoryCardKeys).
-// A delta page (Since) holds tombstones, which neither knows.
+// and those holding a record the filter's category, outcome or source
+// names in an index (entryProposers); where several can, the keys all of
+// them propose. A delta page (Since) holds tombstones, which none knows.
 func (db *DB) entryCandidates(ctx context.Context, tx *readTx, q EntryQuery) ([]string, bool, error) {
 	if q.Since != "" {
 		return nil, false, nil
 	}
+	var sets [][]string
 	if ix := db.search.Load(); ix != nil && q.Search != "" {
 		_, seq, err := scanFeedState(ctx, tx.queryRow)
 		if err != nil {
 			return nil, false, err
 		}
-		if cands, ok, err := ix.feedCardKeys(ctx, tx, q.Search, seq); err != nil || ok {
-			return cands, ok, err
+		cands, ok, err := ix.feedCardKeys(ctx, tx, q.Search, seq)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			sets = append(sets, cands)
 		}
 	}
-	return categoryCardKeys(ctx, tx, q.FeedFilter, cmp.Or(db.facetMost, maxSearchCandidates))
+	most := cmp.Or(db.facetMost, maxSearchCandidates)
+	for _, propose := range entryProposers {
+		keys, ok, err := propose(ctx, tx, q.FeedFilter, most)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			sets = append(sets, keys)
+		}
+	}
+	if len(sets) == 0 {
+		return nil, false, nil
+	}
+	out := sets[0]
+	for _, s := range sets[1:] {
+		out = slices.DeleteFunc(out, func(k string) bool {
+			_, found := slices.BinarySearch(s, k)
+			return !found
+		})
+	}
+	return out, true, nil
 }
 
-// categoryCardKeys returns, sorted, the card keys of the live records
-// whose category is the filter's, read from server_categories_category;
-// for no category, only while every server has a row (categoriesComplete).
-// ok is false when the filter names no category or more than most servers
-// have it: a walk in card order then fills a page sooner.
-func categoryCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) (keys []string, ok bool, err error) {
+// An entryProposer returns, sorted, the card keys of the live records an
+// index names for one of the filter's fields, a superset of those the
+// field keeps; ok is false when the filter does not set the field or more
+// than most records are named: a walk in card order then fills a page
+// sooner.
+type entryProposer func(ctx context.Context, tx *readTx, f FeedFilter, most int) (keys []string, ok bool, err error)
+
+var entryProposers = []entryProposer{categoryCardKeys, outcomeCardKeys, registryCardKeys}
+
+// namedCardKeys counts the subjects of named (a query of one column,
+// whose arguments are args) up to most+1, and when there are no more than
+// most, returns the card keys of the live records of those subjects:
+// feed_servers' (kind, key) joined on kind's and key's expressions over
+// named's columns. Counted from the index alone first: a common value's
+// candidates joined with their records cost more (45 ms for 5,000 at
+// 100,000 servers) than the walk that fills a page at once.
+func namedCardKeys(ctx context.Context, tx *readTx, named, kind, key string, most int, args ...any) ([]string, bool, error) {
+	var n int
+	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM (`+named+` LIMIT ?) n`, append(slices.Clip(args), most+1)...).
+		Scan(&n); err != nil || n > most {
+		return nil, false, err
+	}
+	keys, err := collect(ctx, tx, scanString, `SELECT f.card_key FROM (`+named+`) x JOIN feed_servers f
+		ON f.kind = `+kind+` AND f.key = `+key+` WHERE f.removed_at IS NULL`, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys), true, nil
+}
+
+// categoryCardKeys proposes the records whose category is the filter's,
+// read from server_categories_category; for no category, only while every
+// server has a row (categoriesComplete).
+func categoryCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) ([]string, bool, error) {
 	category := f.Category
 	switch {
 	case f.NoCategory:
@@ -980,19 +1035,33 @@ func categoryCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) (
 	case category == "":
 		return nil, false, nil
 	}
-	// Counted from the index alone first: a common category's candidates
-	// joined with their records cost more (45 ms for 5,000 at 100,000
-	// servers) than the walk that fills a page at once.
-	const holding = `sc.category = ? AND sc.kind IN ('` + KindEndpoint + `', '` + KindCard + `') AND sc.registry = ''`
-	var n int
-	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM server_categories sc WHERE `+holding+` LIMIT ?) n`,
-		category, most+1).Scan(&n); err != nil || n > most {
-		return nil, false, err
+	return namedCardKeys(ctx, tx, `SELECT sc.kind, sc.subject FROM server_categories sc
+		WHERE sc.category = ? AND sc.kind IN ('`+KindEndpoint+`', '`+KindCard+`') AND sc.registry = ''`,
+		`CASE WHEN x.kind = '`+KindEndpoint+`' THEN 0 ELSE 1 END`, "x.subject", most, category)
+}
+
+// outcomeCardKeys proposes the endpoints with a probe of the filter's
+// outcome (probes_outcome): a record's is its latest probe's.
+func outcomeCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) ([]string, bool, error) {
+	if f.Outcome == "" || f.NotProbed {
+		return nil, false, nil
 	}
-	keys, err = collect(ctx, tx, scanString, `SELECT f.card_key FROM server_categories sc JOIN feed_servers f
-		ON f.kind = CASE WHEN sc.kind = '`+KindEndpoint+`' THEN 0 ELSE 1 END AND f.key = sc.subject
-		WHERE `+holding+` AND f.removed_at IS NULL`, category)
-	if err != nil {
+	return namedCardKeys(ctx, tx, `SELECT DISTINCT p.remote_norm FROM probes p WHERE p.outcome = ?`,
+		"0", "x.remote_norm", most, f.Outcome)
+}
+
+// registryCardKeys proposes, for the Registry's servers, the endpoints
+// its latest, active entries declare (registry_remotes_norm) that a card
+// declares too. Most of the Registry's servers have no card, so they are
+// counted with their records, in one read: the Registry's size says little
+// about how many records hold one of its endpoints.
+func registryCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) ([]string, bool, error) {
+	if f.Source != FeedSourceRegistry {
+		return nil, false, nil
+	}
+	keys, err := collect(ctx, tx, scanString, `SELECT f.card_key FROM (SELECT DISTINCT url_norm FROM registry_remotes) x
+		JOIN feed_servers f ON f.kind = 0 AND f.key = x.url_norm WHERE f.removed_at IS NULL LIMIT ?`, most+1)
+	if err != nil || len(keys) > most {
 		return nil, false, err
 	}
 	slices.Sort(keys)

@@ -273,6 +273,15 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 	check := func(when string) {
 		t.Helper()
 		checkSiteCases(t, db, when, cases, "none")
+		// The Registry list API's entries of the same filters, proposed by
+		// the same indexes where they can.
+		for _, f := range []store.FeedFilter{{Outcome: "timeout"}, {Outcome: "auth_required"}, {Source: store.FeedSourceRegistry},
+			{Source: store.FeedSourceRegistry, Outcome: "timeout"}, {Grade: "conformant", Outcome: "timeout"},
+			{Category: "travel", NotProbed: true}, {Source: store.FeedSourceRegistry, Grade: "conformant"}} {
+			if checkEntries(t, db, when, f) == 0 {
+				t.Errorf("%s: no entry of %+v; the case tests nothing", when, f)
+			}
+		}
 	}
 	check("without serve's index")
 
