@@ -36,6 +36,9 @@ func (db *DB) SetSiteWindow(n int) { db.siteWindow = n }
 // at first, and walk when a whole facet has more than most.
 func (db *DB) SetFacetSizes(chunk, most int) { db.facetChunk, db.facetMost = chunk, most }
 
+// SetFeedPage makes walks of the feed read n records at a time.
+func (db *DB) SetFeedPage(n int) { db.feedPage = n }
+
 // CategoriesComplete says whether category=none reads the rows that say so
 // (MarkCategoriesComplete's mark is current).
 func (db *DB) CategoriesComplete(ctx context.Context) (bool, error) {

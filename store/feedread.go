@@ -567,29 +567,43 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 		where, args := q.where()
 		query := `SELECT ` + cols + ` FROM ` + from + `
 				WHERE (f.kind, f.key) > (?, ?) AND ` + where + ` ORDER BY f.kind, f.key LIMIT ?`
+		// The cards' records and the endpoints only the Registry declares
+		// are two streams in one order, each read from where it stopped.
+		// Reading both from the end of the page they made re-read the one
+		// the other outpaced: for a Registry whose endpoints few cards
+		// declare, every record after each page's end (3 s to export
+		// 16,867 Registry servers beside 100,000 cards, where this reads
+		// each once).
+		streams := []*feedStream{{after: q.After, read: func(dst []FeedServer, after FeedCursor, size int) ([]FeedServer, error) {
+			rows, err := appendRows(ctx, rtx, dst, scan, query, append(append([]any{after.Kind, after.Key}, args...), size)...)
+			if err != nil {
+				return nil, fmt.Errorf("read the feed: %w", err)
+			}
+			return rows, nil
+		}}}
+		if q.withRegistryOnly() {
+			streams = append(streams, &feedStream{after: q.After, read: func(dst []FeedServer, after FeedCursor, size int) ([]FeedServer, error) {
+				more, err := registryOnlyPage(ctx, tx, q, after, size)
+				return append(dst, more...), err
+			}})
+		}
 		var page []FeedServer
 		var facts factScratch
-		after, n := q.After, 0
+		n := 0
 		for {
-			size := feedReadPage
+			size := cmp.Or(db.feedPage, feedReadPage)
 			if q.Limit > 0 {
 				size = min(size, q.Limit-n)
 			}
 			if size <= 0 {
 				return nil
 			}
-			var err error
-			page, err = appendRows(ctx, rtx, page[:0], scan, query, append(append([]any{after.Kind, after.Key}, args...), size)...)
-			if err != nil {
-				return fmt.Errorf("read the feed: %w", err)
-			}
-			if q.withRegistryOnly() {
-				more, err := registryOnlyPage(ctx, tx, q, after, size)
-				if err != nil {
+			for _, st := range streams {
+				if err := st.fill(size); err != nil {
 					return err
 				}
-				page = mergePages(page, more, size)
 			}
+			page = takeMerged(page[:0], size, streams)
 			n += len(page)
 			if err := attachListings(ctx, rtx, page, q.whole()); err != nil {
 				return err
@@ -605,9 +619,70 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 			if len(page) < size {
 				return nil
 			}
-			after = page[len(page)-1].Cursor()
 		}
 	})
+}
+
+// feedStream is one of a walk's streams of records in feed order, read a
+// page at a time from where it last stopped; buf holds what the walk has
+// not taken yet.
+type feedStream struct {
+	read  func(dst []FeedServer, after FeedCursor, size int) ([]FeedServer, error)
+	buf   []FeedServer
+	after FeedCursor
+	done  bool // read to its end
+}
+
+// fill reads a page more when fewer than size records are held.
+func (s *feedStream) fill(size int) error {
+	if s.done || len(s.buf) >= size {
+		return nil
+	}
+	held := len(s.buf)
+	buf, err := s.read(s.buf, s.after, size)
+	if err != nil {
+		return err
+	}
+	s.buf = buf
+	if len(buf)-held < size {
+		s.done = true
+	}
+	if len(buf) > held {
+		s.after = buf[len(buf)-1].Cursor()
+	}
+	return nil
+}
+
+// takeMerged appends to page the first size records the streams hold, in
+// feed order, and drops them from the streams. Each stream holds at least
+// size or all it has left (fill), so those are the walk's next size.
+func takeMerged(page []FeedServer, size int, streams []*feedStream) []FeedServer {
+	next := make([]int, len(streams))
+	for len(page) < size {
+		best := -1
+		for i, st := range streams {
+			if next[i] < len(st.buf) && (best < 0 || compareCursors(st.buf[next[i]].Cursor(), streams[best].buf[next[best]].Cursor()) < 0) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		page = append(page, streams[best].buf[next[best]])
+		next[best]++
+	}
+	for i, st := range streams {
+		st.buf = append(st.buf[:0], st.buf[next[i]:]...)
+	}
+	return page
+}
+
+// compareCursors orders cursors as the feed does.
+func compareCursors(a, b FeedCursor) int {
+	if a.Kind != b.Kind {
+		return a.Kind - b.Kind
+	}
+	return strings.Compare(a.Key, b.Key)
 }
 
 // appendRows runs a query and scans every row into the next element of

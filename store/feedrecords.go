@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
@@ -154,13 +153,17 @@ func registryOnlyPage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCu
 		conds = append(conds, "p.outcome = ?")
 		args = append(args, q.Outcome)
 	}
+	// Each endpoint is its first entry's row (firstEntry), read in the
+	// index's order: a GROUP BY of the endpoints was materialized and
+	// sorted whole for every page on SQLite (5.7 s to export 16,867), and
+	// joining its entry on a subquery's row value made PostgreSQL compare
+	// every entry with every endpoint (more than 5 minutes).
 	rows, err := tx.QueryContext(ctx, `SELECT `+registryRecordColumns+`
-		FROM (SELECT rr.url_norm AS url_norm, MIN(rr.url) AS url, MIN(rr.type) AS type FROM registry_remotes rr
-		      WHERE rr.url_norm > ?
-		        AND `+registryOnlyRemote+`
-		      GROUP BY rr.url_norm) x
-		JOIN registry_entries e ON (e.source, e.name, e.version) = (SELECT rr.source, rr.name, rr.version
-		      FROM registry_remotes rr WHERE rr.url_norm = x.url_norm ORDER BY rr.source, rr.name, rr.version LIMIT 1)
+		FROM (SELECT rr.url_norm AS url_norm, rr.source AS source, rr.name AS name, rr.version AS version,
+		        (SELECT MIN(r3.url) FROM registry_remotes r3 WHERE r3.url_norm = rr.url_norm) AS url,
+		        (SELECT MIN(r3.type) FROM registry_remotes r3 WHERE r3.url_norm = rr.url_norm) AS type
+		      FROM registry_remotes rr WHERE rr.url_norm > ? AND `+firstEntry("rr")+` AND `+registryOnlyRemote+`) x
+		JOIN registry_entries e ON e.source = x.source AND e.name = x.name AND e.version = x.version
 		`+registryRecordJoins+`
 		WHERE `+strings.Join(conds, " AND ")+` ORDER BY x.url_norm LIMIT ?`,
 		append(append([]any{after.Key}, args...), size)...)
@@ -212,13 +215,7 @@ func mergePages(a, b []FeedServer, size int) []FeedServer {
 		return a
 	}
 	out := append(a, b...)
-	sort.SliceStable(out, func(i, j int) bool {
-		ci, cj := out[i].Cursor(), out[j].Cursor()
-		if ci.Kind != cj.Kind {
-			return ci.Kind < cj.Kind
-		}
-		return ci.Key < cj.Key
-	})
+	slices.SortStableFunc(out, func(a, b FeedServer) int { return compareCursors(a.Cursor(), b.Cursor()) })
 	if len(out) > size {
 		out = out[:size]
 	}

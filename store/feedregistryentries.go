@@ -48,6 +48,17 @@ type registryEntryQuery struct {
 	Search, Since, Name string
 }
 
+// firstEntry is the condition that the registry_remotes row named alias
+// is the first (by source, name, version) of those declaring its
+// endpoint: the entry whose name and text stand for the endpoint where no
+// card does. A join on it reads one more index entry a row, where a join
+// on a subquery's row value made PostgreSQL compare every entry with every
+// row.
+func firstEntry(alias string) string {
+	return strings.NewReplacer("fr.", alias+".").Replace(`NOT EXISTS (SELECT 1 FROM registry_remotes r2
+		WHERE r2.url_norm = fr.url_norm AND (r2.source, r2.name, r2.version) < (fr.source, fr.name, fr.version))`)
+}
+
 // registryOnlyRemote is the condition "Registry remote rr is declared by
 // no listed card".
 const registryOnlyRemote = `NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0 AND f.key = rr.url_norm AND f.removed_at IS NULL)`

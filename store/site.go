@@ -93,8 +93,9 @@ type SitePage struct {
 // (reconcile.NamespaceDomain): found by its key, where comparing every
 // namespace with the name's start read all of them for each server. The Registry entry is the
 // first (by source, name, version) latest, active entry declaring the
-// endpoint; its category stands in when the endpoint has none of its own.
-const siteColumns = `SELECT x.kind AS kind, x.subject AS subject, x.url AS url,
+// endpoint (firstEntry); its category stands in when the endpoint has none
+// of its own.
+var siteColumns = `SELECT x.kind AS kind, x.subject AS subject, x.url AS url,
 	COALESCE(c.name, e.name, '') AS name, COALESCE(c.title, '') AS title, COALESCE(c.description, '') AS description,
 	COALESCE(c.grade, '') AS grade, COALESCE(c.key, '') AS card_key, x.in_cards AS in_cards,
 	CASE WHEN x.kind = 'endpoint' AND EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.url_norm = x.subject) THEN 1 ELSE 0 END AS in_registry,
@@ -106,8 +107,8 @@ const siteColumns = `SELECT x.kind AS kind, x.subject AS subject, x.url AS url,
 	COALESCE(e.server_json, '') AS server_json
 	FROM (%[1]s) x
 	LEFT JOIN cards c ON c.key = x.card_key
-	LEFT JOIN registry_entries e ON x.kind = 'endpoint' AND (e.source, e.name, e.version) = (SELECT rr.source, rr.name, rr.version
-	          FROM registry_remotes rr WHERE rr.url_norm = x.subject ORDER BY rr.source, rr.name, rr.version LIMIT 1)
+	LEFT JOIN registry_remotes fr ON x.kind = 'endpoint' AND fr.url_norm = x.subject AND ` + firstEntry("fr") + `
+	LEFT JOIN registry_entries e ON e.source = fr.source AND e.name = fr.name AND e.version = fr.version
 	LEFT JOIN server_categories sc ON sc.kind = x.kind AND sc.registry = '' AND sc.subject = x.subject
 	LEFT JOIN server_categories rc ON rc.kind = 'registry' AND rc.registry = e.source AND rc.subject = e.name`
 

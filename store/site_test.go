@@ -160,6 +160,9 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 		// An endpoint only the Registry declares, sorting among the cards'.
 		registryServer(t, db, fmt.Sprintf("io.example/only%02d", i), "https://mcp."+d+"/reg")
 	}
+	// A second entry declaring a Registry-only endpoint, first by name:
+	// its name stands for the endpoint.
+	registryServer(t, db, "io.example/a-second", "https://mcp.d02.example/reg")
 	// Registry entries declaring two of the cards' endpoints: one whose
 	// own category (none) stands before its entry's, one that has none of
 	// its own and takes its entry's.
@@ -282,6 +285,13 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 				t.Errorf("%s: no entry of %+v; the case tests nothing", when, f)
 			}
 		}
+		// The feed's walks (export, the feed files) merge the cards'
+		// records with the endpoints only the Registry declares.
+		for _, q := range []store.FeedQuery{{FeedFilter: store.FeedFilter{Source: store.FeedSourceAll}},
+			{FeedFilter: store.FeedFilter{Source: store.FeedSourceRegistry}},
+			{FeedFilter: store.FeedFilter{Source: store.FeedSourceAll, Outcome: "timeout"}}} {
+			checkFeedWalk(t, db, when, q)
+		}
 	}
 	check("without serve's index")
 
@@ -316,6 +326,48 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 	check("after grades changed, before a refresh")
 	defer ix.SetMaxCandidates(ix.SetMaxCandidates(1))
 	check("after grades changed, more than the index's bound since")
+}
+
+// checkFeedWalk walks the feed records q selects a few at a time and
+// compares them with a walk in pages of the default size.
+func checkFeedWalk(t *testing.T, db *store.DB, when string, q store.FeedQuery) {
+	t.Helper()
+	walk := func() []string {
+		var out []string
+		last := ""
+		err := db.EachFeedServer(context.Background(), q, func(s *store.FeedServer) error {
+			// The feed's order: endpoints by normalised URL, then the
+			// cards without remotes by key, each once.
+			key := "0" + s.EndpointNorm
+			if s.EndpointNorm == "" {
+				key = "1" + s.CardKey
+			}
+			if key <= last {
+				t.Errorf("%s: feed of %+v: %q after %q", when, q.FeedFilter, key, last)
+			}
+			last = key
+			out = append(out, s.EndpointNorm+" "+s.CardKey+" "+s.Name)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := walk()
+	if len(want) == 0 {
+		t.Errorf("%s: no record of %+v; the case tests nothing", when, q.FeedFilter)
+	}
+	if q.Outcome == "" && !slices.Contains(want, "https://mcp.d02.example/reg  io.example/a-second") {
+		t.Errorf("%s: %+v: the Registry-only endpoint is not named by its first entry:\n%s", when, q.FeedFilter, strings.Join(want, "\n"))
+	}
+	for _, page := range []int{1, 2, 3} {
+		db.SetFeedPage(page)
+		if diff := cmp.Diff(want, walk()); diff != "" {
+			t.Errorf("%s: feed of %+v in pages of %d (-want +got):\n%s", when, q.FeedFilter, page, diff)
+		}
+	}
+	db.SetFeedPage(0)
 }
 
 // siteCase is a filter, and which of an unfiltered walk's servers it

@@ -59,6 +59,9 @@ type DB struct {
 	// candidates a faceted site page reads and the most a whole facet may
 	// have (sitefacet.go); tests lower them.
 	facetChunk, facetMost int
+	// feedPage, when not 0, is how many records a walk of the feed reads
+	// at a time (feedReadPage); tests make it small.
+	feedPage int
 }
 
 // Options configure Open.
