@@ -127,10 +127,13 @@ var (
 		WHERE c0.key > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c0.key AND l.active = 1 AND l.remote_norm = '')`, "c0.key", nthKey("cards", "key")}
 	siteCardEndpoints = siteSegment{`SELECT 'endpoint' AS kind, r.url_norm AS subject, r.url AS url, ` + bestCardOf + ` AS card_key, 1 AS in_cards
 		FROM remotes r WHERE r.url_norm > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)`, "r.url_norm", nthKey("remotes", "url_norm")}
-	siteRegistryEndpoints = siteSegment{`SELECT 'endpoint' AS kind, rr.url_norm AS subject, MIN(rr.url) AS url, NULL AS card_key, 0 AS in_cards
-		FROM registry_remotes rr WHERE rr.url_norm > ? {in}
-		  AND NOT EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = rr.url_norm AND l.active = 1)
-		GROUP BY rr.url_norm`, "rr.url_norm",
+	// One row an endpoint, its first entry's (firstEntry), in the index's
+	// order: grouped by endpoint, SQLite computed and sorted every one of
+	// them for each page (150-230 ms for 16,867).
+	siteRegistryEndpoints = siteSegment{`SELECT 'endpoint' AS kind, rr.url_norm AS subject,
+		  (SELECT MIN(r3.url) FROM registry_remotes r3 WHERE r3.url_norm = rr.url_norm) AS url, NULL AS card_key, 0 AS in_cards
+		FROM registry_remotes rr WHERE rr.url_norm > ? {in} AND ` + firstEntry("rr") + `
+		  AND NOT EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = rr.url_norm AND l.active = 1)`, "rr.url_norm",
 		nthKey("registry_remotes", "url_norm")}
 	siteEndpoints = []siteSegment{siteCardEndpoints, siteRegistryEndpoints}
 )
