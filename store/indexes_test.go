@@ -70,6 +70,11 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{fmt.Sprintf(probeHistoryQuery, "?, ?"), []any{"a", "b"}, "SEARCH probes USING INDEX probes_remote (remote_norm=?)"},
 		{fmt.Sprintf(reconcileFactsQuery, "?, ?"), []any{"a", "b"}, "SEARCH reconcile_results USING INDEX reconcile_results_card (card_key=? AND kind=?)"},
 		{fmt.Sprintf(namespaceFactsQuery, "?, ?"), []any{"a", "b"}, "SEARCH namespaces USING INDEX sqlite_autoindex_namespaces_1 (namespace=?)"},
+		// The site's ns=METHOD counts the namespaces of the method, and the
+		// Registry-only endpoints are each their first entry's row.
+		{namespacesOfMethod, []any{"dns", 5001}, "SEARCH namespaces USING COVERING INDEX namespaces_method (method=?)"},
+		{`SELECT rr.url_norm FROM registry_remotes rr WHERE rr.url_norm > ? AND ` + firstEntry("rr"), []any{""},
+			"SEARCH r2 USING COVERING INDEX registry_remotes_norm (url_norm=? AND source<?)"},
 		// A new reconciliation is compared with the stored one by card key.
 		{changedPairs, []any{"t", "t"}, "SEARCH s USING INDEX reconcile_staging_card (token=? AND card_key=?)"},
 		{changedPairs, []any{"t", "t"}, "SEARCH r USING INDEX reconcile_results_card (card_key=? AND kind=?)"},

@@ -100,6 +100,10 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 	return out
 }
 
+// namespacesOfMethod counts, up to a bound, the namespaces verified by a
+// method (namespaces_method).
+const namespacesOfMethod = `SELECT COUNT(*) FROM (SELECT 1 FROM namespaces WHERE method = ? LIMIT ?) n`
+
 // namedServers returns the servers named in a namespace verified by a
 // method: every card whose name is in one (its names run from "ns/" up
 // to "ns0", "0" following "/"; a card with remotes is not a server, and
@@ -112,8 +116,7 @@ func (db *DB) namedServers(ctx context.Context, method string, most int) (keys [
 	// without reading their cards (15-25 ms at 5,000), and where it is
 	// wrong the page walks, which is right too, only slower.
 	var spaces int
-	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM namespaces WHERE method = ? LIMIT ?) n`,
-		method, most+1).Scan(&spaces); err != nil {
+	if err := db.sql.QueryRowContext(ctx, namespacesOfMethod, method, most+1).Scan(&spaces); err != nil {
 		return nil, false, fmt.Errorf("site facet: %w", err)
 	}
 	if spaces > most {
