@@ -55,8 +55,8 @@ type registryEntryQuery struct {
 // on a subquery's row value made PostgreSQL compare every entry with every
 // row.
 func firstEntry(alias string) string {
-	return strings.NewReplacer("fr.", alias+".").Replace(`NOT EXISTS (SELECT 1 FROM registry_remotes r2
-		WHERE r2.url_norm = fr.url_norm AND (r2.source, r2.name, r2.version) < (fr.source, fr.name, fr.version))`)
+	return fmt.Sprintf(`NOT EXISTS (SELECT 1 FROM registry_remotes r2 WHERE r2.url_norm = %[1]s.url_norm
+		AND (r2.source, r2.name, r2.version) < (%[1]s.source, %[1]s.name, %[1]s.version))`, alias)
 }
 
 // registryOnlyRemote is the condition "Registry remote rr is declared by
