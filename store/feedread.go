@@ -582,10 +582,13 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 			return rows, nil
 		}}}
 		if q.withRegistryOnly() {
-			streams = append(streams, &feedStream{after: q.After, read: func(dst []FeedServer, after FeedCursor, size int) ([]FeedServer, error) {
-				more, err := registryOnlyPage(ctx, tx, q, after, size)
-				return append(dst, more...), err
-			}})
+			// And, in a delta, the tombstones of those that left it.
+			for _, page := range registryPages {
+				streams = append(streams, &feedStream{after: q.After, read: func(dst []FeedServer, after FeedCursor, size int) ([]FeedServer, error) {
+					more, err := page(ctx, tx, q, after, size)
+					return append(dst, more...), err
+				}})
+			}
 		}
 		var page []FeedServer
 		var facts factScratch
@@ -1246,9 +1249,15 @@ func (db *DB) CountFeedServers(ctx context.Context, q FeedQuery) (int, error) {
 	extra := 0
 	if q.withRegistryOnly() {
 		err := db.readFeed(ctx, func(tx *sql.Tx) error {
-			return eachPage(feedReadPage, func(after FeedCursor) ([]FeedServer, error) {
-				return registryOnlyPage(ctx, tx, q, after, feedReadPage)
-			}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(FeedServer) error { extra++; return nil })
+			for _, page := range registryPages {
+				err := eachPage(feedReadPage, func(after FeedCursor) ([]FeedServer, error) {
+					return page(ctx, tx, q, after, feedReadPage)
+				}, func(s FeedServer) FeedCursor { return s.Cursor() }, func(FeedServer) error { extra++; return nil })
+				if err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		if err != nil {
 			return 0, fmt.Errorf("count the feed: %w", err)

@@ -137,6 +137,12 @@ func registryEntryConds(conds []string, args []any, f FeedFilter, since, search,
 	return f.categoryCond(conds, args, "rc")
 }
 
+// registryPages read, a page after a cursor at a time, the records of the
+// endpoints only the Registry declares: those declared now, and in a delta
+// the tombstones of those gone. Each is a stream of a walk of its own.
+var registryPages = []func(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCursor, size int) ([]FeedServer, error){
+	registryOnlyPage, registryGonePage}
+
 // registryOnlyPage reads up to size endpoints after a cursor that a latest,
 // active Registry entry declares and no listed card does, in key order,
 // filtered as the feed's records are.
@@ -160,8 +166,7 @@ func registryOnlyPage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCu
 	// every entry with every endpoint (more than 5 minutes).
 	rows, err := tx.QueryContext(ctx, `SELECT `+registryRecordColumns+`
 		FROM (SELECT rr.url_norm AS url_norm, rr.source AS source, rr.name AS name, rr.version AS version,
-		        (SELECT MIN(r3.url) FROM registry_remotes r3 WHERE r3.url_norm = rr.url_norm) AS url,
-		        (SELECT MIN(r3.type) FROM registry_remotes r3 WHERE r3.url_norm = rr.url_norm) AS type
+		        `+leastOfEndpoint("url", "rr")+` AS url, `+leastOfEndpoint("type", "rr")+` AS type
 		      FROM registry_remotes rr WHERE rr.url_norm > ? AND `+firstEntry("rr")+` AND `+registryOnlyRemote+`) x
 		JOIN registry_entries e ON e.source = x.source AND e.name = x.name AND e.version = x.version
 		`+registryRecordJoins+`
@@ -174,20 +179,16 @@ func registryOnlyPage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCu
 	if err != nil {
 		return nil, fmt.Errorf("registry-only servers: %w", err)
 	}
-	if q.Since == "" {
-		return out, nil
-	}
-	gone, err := registryGonePage(ctx, tx, q, after, size)
-	if err != nil {
-		return nil, err
-	}
-	return mergePages(out, gone, size), nil
+	return out, nil
 }
 
 // registryGonePage reads the tombstones of the delta feed for endpoints
 // only the Registry declared: those that left it after q.Since and that no
 // card record stands for (live, or changed since then).
 func registryGonePage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCursor, size int) ([]FeedServer, error) {
+	if q.Since == "" || after.Kind > kindEndpoint || q.Grade != "" {
+		return nil, nil // as registryOnlyPage's, and no delta: no tombstones
+	}
 	conds := []string{"g.removed_at > ?", "g.url_norm > ?", `NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0
 		AND f.key = g.url_norm AND (f.removed_at IS NULL OR f.updated_at > ?))`}
 	args := []any{q.Since, after.Key, q.Since}
@@ -206,20 +207,6 @@ func registryGonePage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCu
 		return nil, fmt.Errorf("servers gone from the Registry: %w", err)
 	}
 	return page, nil
-}
-
-// mergePages merges two pages in feed order and keeps the first size
-// records: what one page of a walk over both holds.
-func mergePages(a, b []FeedServer, size int) []FeedServer {
-	if len(b) == 0 {
-		return a
-	}
-	out := append(a, b...)
-	slices.SortStableFunc(out, func(a, b FeedServer) int { return compareCursors(a.Cursor(), b.Cursor()) })
-	if len(out) > size {
-		out = out[:size]
-	}
-	return out
 }
 
 // The queries of attachServerFacts, each by key (%s: the keys'

@@ -59,6 +59,14 @@ func firstEntry(alias string) string {
 		AND (r2.source, r2.name, r2.version) < (%[1]s.source, %[1]s.name, %[1]s.version))`, alias)
 }
 
+// leastOfEndpoint is the least value of a registry_remotes column among
+// the entries declaring the endpoint of the row named alias: what an
+// endpoint only the Registry declares shows when its entries write its URL
+// or type differently.
+func leastOfEndpoint(column, alias string) string {
+	return fmt.Sprintf(`(SELECT MIN(r3.%[1]s) FROM registry_remotes r3 WHERE r3.url_norm = %[2]s.url_norm)`, column, alias)
+}
+
 // registryOnlyRemote is the condition "Registry remote rr is declared by
 // no listed card".
 const registryOnlyRemote = `NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0 AND f.key = rr.url_norm AND f.removed_at IS NULL)`

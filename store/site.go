@@ -131,7 +131,7 @@ var (
 	// order: grouped by endpoint, SQLite computed and sorted every one of
 	// them for each page (150-230 ms for 16,867).
 	siteRegistryEndpoints = siteSegment{`SELECT 'endpoint' AS kind, rr.url_norm AS subject,
-		  (SELECT MIN(r3.url) FROM registry_remotes r3 WHERE r3.url_norm = rr.url_norm) AS url, NULL AS card_key, 0 AS in_cards
+		  ` + leastOfEndpoint("url", "rr") + ` AS url, NULL AS card_key, 0 AS in_cards
 		FROM registry_remotes rr WHERE rr.url_norm > ? {in} AND ` + firstEntry("rr") + `
 		  AND NOT EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = rr.url_norm AND l.active = 1)`, "rr.url_norm",
 		nthKey("registry_remotes", "url_norm")}

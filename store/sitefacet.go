@@ -51,10 +51,8 @@ type facetArm struct {
 // its namespace method's (read whole, so it may find too many), and its
 // grade's (while serve's index can answer). A value held by servers no
 // index row names (no probe, a namespace never checked) has no facet: an
-// anti-join in key order for the servers never probed took 0.6 of the
-// walk's time when few were (23 of 93,000 endpoints: 120-130 ms against
-// 160-230) and 2-3 times it when most were (13 ms against 5; a database
-// crawled without probes), so it was left out.
+// anti-join for the servers never probed beat the walk only when few were,
+// and lost to it when most were (BENCHMARKS.md, session 17).
 func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 	var out []*siteFacet
 	if f.Outcome != "" && f.Outcome != "none" {
