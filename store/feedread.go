@@ -567,8 +567,9 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 		where, args := q.where()
 		query := `SELECT ` + cols + ` FROM ` + from + `
 				WHERE (f.kind, f.key) > (?, ?) AND ` + where + ` ORDER BY f.kind, f.key LIMIT ?`
-		// The cards' records and the endpoints only the Registry declares
-		// are two streams in one order, each read from where it stopped.
+		// The cards' records, the endpoints only the Registry declares and
+		// a delta's tombstones of those are streams in one order, each
+		// read from where it stopped.
 		// Reading both from the end of the page they made re-read the one
 		// the other outpaced: for a Registry whose endpoints few cards
 		// declare, every record after each page's end (3 s to export
