@@ -44,3 +44,10 @@ func (db *DB) SetFeedPage(n int) { db.feedPage = n }
 func (db *DB) CategoriesComplete(ctx context.Context) (bool, error) {
 	return categoriesComplete(ctx, db.sql.QueryRowContext)
 }
+
+// NamespacesComplete says whether ns=unknown reads the namespaces never
+// checked (MarkNamespacesComplete's mark is current).
+func (db *DB) NamespacesComplete(ctx context.Context) (bool, error) {
+	complete, _, err := namespacesComplete(ctx, db.sql.QueryRowContext)
+	return complete, err
+}

@@ -25,7 +25,8 @@ type siteFacet struct {
 	cards, endpoints []facetArm
 	// whole, when not nil, stands for the arms where none can read in key
 	// order: it reads all the facet's servers, in any order, or says
-	// there are more than most (and the page tries the next facet).
+	// there are more than most, or that it cannot answer now (common: the
+	// page tries the next facet).
 	whole func(ctx context.Context, db *DB, most int) (keys []SiteKey, common bool, err error)
 	// usable, when not nil, says whether the arms can answer now.
 	usable func(ctx context.Context) (bool, error)
@@ -48,11 +49,12 @@ type facetArm struct {
 // siteFacetsOf are the facets that can drive f's pages: its outcome's,
 // its source's when the Registry, and its category's (read in key order;
 // "none" while every server has a category row, MarkCategoriesComplete),
-// its namespace method's (read whole, so it may find too many), and its
+// its namespace method's (read whole, so it may find too many; "unknown"
+// while every named namespace has a row, MarkNamespacesComplete), and its
 // grade's (while serve's index can answer). A value held by servers no
-// index row names (no probe, a namespace never checked) has no facet: an
-// anti-join for the servers never probed beat the walk only when few were,
-// and lost to it when most were (BENCHMARKS.md, session 17).
+// index row names (no probe) has no facet: an anti-join for the servers
+// never probed beat the walk only when few were, and lost to it when most
+// were (BENCHMARKS.md, session 17).
 func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 	var out []*siteFacet
 	if f.Outcome != "" && f.Outcome != "none" {
@@ -87,7 +89,19 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 		out = append(out, &siteFacet{cards: []facetArm{own(KindCard)}, endpoints: []facetArm{own(KindEndpoint), fromRegistry},
 			usable: usable})
 	}
-	if f.NSMethod != "" && f.NSMethod != NSUnknown {
+	switch f.NSMethod {
+	case "":
+	case NSUnknown:
+		// Only while every named namespace has a row; otherwise the page
+		// walks, as for a common value.
+		out = append(out, &siteFacet{whole: func(ctx context.Context, db *DB, most int) ([]SiteKey, bool, error) {
+			complete, bare, err := namespacesComplete(ctx, db.sql.QueryRowContext)
+			if err != nil || !complete {
+				return nil, true, err
+			}
+			return db.unknownServers(ctx, bare, most)
+		}})
+	default:
 		out = append(out, &siteFacet{whole: func(ctx context.Context, db *DB, most int) ([]SiteKey, bool, error) {
 			return db.namedServers(ctx, f.NSMethod, most)
 		}})
@@ -135,30 +149,44 @@ func (db *DB) namedServers(ctx context.Context, method string, most int) (keys [
 	for _, k := range cards {
 		keys = append(keys, SiteKey{Kind: KindCard, Subject: k})
 	}
+	ends, err := db.endpointsOfCards(ctx, cards, most-len(keys))
+	if err != nil {
+		return nil, false, err
+	}
+	if keys = append(keys, ends...); len(keys) > most {
+		return nil, true, nil
+	}
+	entryNS := fmt.Sprintf(`CASE WHEN %[1]s(rr.name, '/') > 0 THEN substr(rr.name, 1, %[1]s(rr.name, '/') - 1) END`, db.dialect.strpos)
+	reg, err := collect(ctx, db.sql, scanString, `SELECT DISTINCT rr.url_norm FROM registry_remotes rr
+		JOIN namespaces n ON n.namespace = `+entryNS+` WHERE n.method = ? LIMIT ?`, method, most+1-len(keys))
+	if err != nil {
+		return nil, false, fmt.Errorf("site facet: %w", err)
+	}
+	for _, e := range reg {
+		keys = append(keys, SiteKey{Kind: KindEndpoint, Subject: e})
+	}
+	return keys, len(keys) > most, nil
+}
+
+// endpointsOfCards returns the endpoints the cards' active listings
+// declare; once they are more than most, it stops and returns those read.
+func (db *DB) endpointsOfCards(ctx context.Context, cards []string, most int) ([]SiteKey, error) {
+	var out []SiteKey
 	for part := range slices.Chunk(cards, siteSearchChunk) {
 		list, args := inList(part)
 		ends, err := collect(ctx, db.sql, scanString, `SELECT DISTINCT remote_norm FROM listings
 			WHERE card_key IN (`+list+`) AND active = 1 AND remote_norm <> ''`, args...)
 		if err != nil {
-			return nil, false, fmt.Errorf("site facet: %w", err)
+			return nil, fmt.Errorf("site facet: %w", err)
 		}
 		for _, e := range ends {
-			keys = append(keys, SiteKey{Kind: KindEndpoint, Subject: e})
+			out = append(out, SiteKey{Kind: KindEndpoint, Subject: e})
 		}
-		if len(keys) > most {
-			return nil, true, nil
+		if len(out) > most {
+			break
 		}
 	}
-	entryNS := fmt.Sprintf(`CASE WHEN %[1]s(rr.name, '/') > 0 THEN substr(rr.name, 1, %[1]s(rr.name, '/') - 1) END`, db.dialect.strpos)
-	ends, err := collect(ctx, db.sql, scanString, `SELECT DISTINCT rr.url_norm FROM registry_remotes rr
-		JOIN namespaces n ON n.namespace = `+entryNS+` WHERE n.method = ? LIMIT ?`, method, most+1-len(keys))
-	if err != nil {
-		return nil, false, fmt.Errorf("site facet: %w", err)
-	}
-	for _, e := range ends {
-		keys = append(keys, SiteKey{Kind: KindEndpoint, Subject: e})
-	}
-	return keys, len(keys) > most, nil
+	return out, nil
 }
 
 // keys returns the facet's first n servers after a key, in key order.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"os"
@@ -187,6 +188,21 @@ func TestCrawlThroughFlags(t *testing.T) {
 	code, stdout, stderr = run(t, "", "namespaces", "--check", "--db", db, "--connect-to", web.ConnectTo(), "--ca-cert", ca)
 	if code != exitOK || !strings.Contains(stderr, "DNS proofs not checked") || !strings.Contains(stdout, "com.example") {
 		t.Errorf("namespaces --check: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// The checks moved the change number; the site's ns=unknown and
+	// category=none still read their indexes (their marks are renewed).
+	conn, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var nsMarked, catMarked bool
+	if err := conn.QueryRow(`SELECT seq = namespaces_seq, seq = categories_seq FROM feed_state WHERE id = 1`).Scan(&nsMarked,
+		&catMarked); err != nil {
+		t.Fatal(err)
+	}
+	if !nsMarked || !catMarked {
+		t.Errorf("after namespaces --check: namespaces marked %v, categories marked %v; want both", nsMarked, catMarked)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/registry/namespace"
+	"github.com/cardcrawl/cardcrawl/store"
 )
 
 func init() {
@@ -78,6 +79,9 @@ func runNamespaces(ctx context.Context, e *env, args []string) error {
 	var runErr error
 	if check {
 		_, runErr = namespace.Run(ctx, st, opts)
+		if runErr == nil {
+			runErr = markComplete(ctx, st)
+		}
 	}
 	interrupted := runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err())
 	if runErr != nil && !interrupted {
@@ -183,4 +187,16 @@ func shortTime(s string) string {
 		return s
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// markComplete renews the marks a change number holds for the site's
+// ns=unknown and category=none (MarkNamespacesComplete,
+// MarkCategoriesComplete): the checks just saved moved the number, and
+// they add no server, so what the marks say still holds.
+func markComplete(ctx context.Context, st *store.DB) error {
+	if _, err := st.MarkNamespacesComplete(ctx); err != nil {
+		return err
+	}
+	_, err := st.MarkCategoriesComplete(ctx)
+	return err
 }

@@ -30,6 +30,7 @@ type Store interface {
 	revalidate.Documents
 	revalidate.Entries
 	recompute.Store
+	MarkNamespacesComplete(ctx context.Context) (bool, error)
 }
 
 // Options configure the steps that follow a change.
@@ -174,6 +175,7 @@ func Recompute(ctx context.Context, st Store, opts Options) (*Recomputed, error)
 type CategoryStore interface {
 	discover.RegistryRemotes
 	recompute.Store
+	MarkNamespacesComplete(ctx context.Context) (bool, error)
 }
 
 // Categories brings the Registry remotes and every server's category up to
@@ -186,6 +188,11 @@ func Categories(ctx context.Context, st CategoryStore, opts Options) (recompute.
 	res, err := recompute.Run(ctx, st, recompute.Options{Logger: opts.Logger})
 	if err != nil {
 		return res, fmt.Errorf("categories: %w", err)
+	}
+	// The categories written since the namespace pass moved the change
+	// number its mark holds: mark again, after the last write.
+	if _, err := st.MarkNamespacesComplete(ctx); err != nil {
+		return res, err
 	}
 	return res, nil
 }

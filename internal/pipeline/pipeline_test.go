@@ -49,6 +49,17 @@ func TestImportThenReconcileThenNamespaces(t *testing.T) {
 	if _, ok, err := db.Namespace(ctx, "io.github.example"); err != nil || !ok {
 		t.Errorf("namespace io.github.example stored = %v, %v", ok, err)
 	}
+	// The categories written after the namespace pass move the change
+	// number; the namespaces' mark is taken after them, so ns=unknown
+	// reads the namespaces never checked until the next change.
+	var nsMarked, catMarked bool
+	if err := db.SQL().QueryRow(`SELECT seq = namespaces_seq, seq = categories_seq FROM feed_state WHERE id = 1`).Scan(&nsMarked,
+		&catMarked); err != nil {
+		t.Fatal(err)
+	}
+	if !nsMarked || !catMarked {
+		t.Errorf("after the recomputation: namespaces marked %v, categories marked %v; want both", nsMarked, catMarked)
+	}
 }
 
 // After an interruption the steps do not run: the next run reconciles.
