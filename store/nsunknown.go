@@ -15,9 +15,12 @@ import (
 // at 100,000 servers when few are unknown). A server named since the pass
 // may name a namespace with no row; the change number it moves says so.
 
-// nsOf is the namespace a name column gives (%[1]s: the column; %[2]s: the
-// dialect's strpos), as siteColumns computes it for a name with one.
-const nsOf = `substr(%[1]s, 1, %[2]s(%[1]s, '/') - 1)`
+// namespaceOf is the SQL for the namespace a name gives: what precedes its
+// first "/" (reconcile.NamespaceDomain), NULL without one. strpos is the
+// dialect's function, or a format verb that will name it.
+func namespaceOf(name, strpos string) string {
+	return fmt.Sprintf(`CASE WHEN %[2]s(%[1]s, '/') > 0 THEN substr(%[1]s, 1, %[2]s(%[1]s, '/') - 1) END`, name, strpos)
+}
 
 // namespaceless says whether a listed card or a latest Registry entry
 // names a namespace that has no row (%[1]s: the dialect's strpos).
@@ -48,7 +51,7 @@ func (db *DB) MarkNamespacesComplete(ctx context.Context) (bool, error) {
 	}
 	strpos := db.dialect.strpos
 	var missing, bare bool
-	query := fmt.Sprintf(namespaceless, strpos, fmt.Sprintf(nsOf, "c.name", strpos), fmt.Sprintf(nsOf, "e.name", strpos))
+	query := fmt.Sprintf(namespaceless, strpos, namespaceOf("c.name", strpos), namespaceOf("e.name", strpos))
 	if err := db.sql.QueryRowContext(ctx, query).Scan(&missing); err != nil {
 		return false, fmt.Errorf("namespaces complete: %w", err)
 	}

@@ -102,8 +102,7 @@ var siteColumns = `SELECT x.kind AS kind, x.subject AS subject, x.url AS url,
 	COALESCE(sc.category, rc.category, '') AS category, COALESCE(sc.source, rc.source, '') AS category_source,
 	COALESCE((SELECT p.outcome FROM probes p WHERE x.kind = 'endpoint' AND p.remote_norm = x.subject ORDER BY p.id DESC LIMIT 1), '') AS outcome,
 	COALESCE((SELECT n.method FROM namespaces n
-	          WHERE n.namespace = CASE WHEN %[2]s(COALESCE(c.name, e.name, ''), '/') > 0
-	                THEN substr(COALESCE(c.name, e.name, ''), 1, %[2]s(COALESCE(c.name, e.name, ''), '/') - 1) END), '') AS ns_method,
+	          WHERE n.namespace = ` + namespaceOf("COALESCE(c.name, e.name, '')", "%[2]s") + `), '') AS ns_method,
 	COALESCE(e.server_json, '') AS server_json
 	FROM (%[1]s) x
 	LEFT JOIN cards c ON c.key = x.card_key

@@ -156,9 +156,9 @@ func (db *DB) namedServers(ctx context.Context, method string, most int) (keys [
 	if keys = append(keys, ends...); len(keys) > most {
 		return nil, true, nil
 	}
-	entryNS := fmt.Sprintf(`CASE WHEN %[1]s(rr.name, '/') > 0 THEN substr(rr.name, 1, %[1]s(rr.name, '/') - 1) END`, db.dialect.strpos)
 	reg, err := collect(ctx, db.sql, scanString, `SELECT DISTINCT rr.url_norm FROM registry_remotes rr
-		JOIN namespaces n ON n.namespace = `+entryNS+` WHERE n.method = ? LIMIT ?`, method, most+1-len(keys))
+		JOIN namespaces n ON n.namespace = `+namespaceOf("rr.name", db.dialect.strpos)+` WHERE n.method = ? LIMIT ?`,
+		method, most+1-len(keys))
 	if err != nil {
 		return nil, false, fmt.Errorf("site facet: %w", err)
 	}
