@@ -21,22 +21,7 @@ func TestSiteNoCategory(t *testing.T) { eachDialect(t, testSiteNoCategory) }
 func testSiteNoCategory(t *testing.T, dsn string) {
 	db := open(t, dsn, nil)
 	ctx := context.Background()
-	addDomain := func(i int) {
-		t.Helper()
-		d := fmt.Sprintf("d%02d.example", i)
-		if _, err := db.Enqueue(ctx, []string{d}, store.EnqueueOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		r := result(d, "https://mcp."+d+"/one")
-		if i%3 == 0 { // a card without remotes
-			r = result(d)
-			r.Listings = []store.ListingRecord{{CatalogURL: r.CatalogURL, Identifier: "i", CardKey: r.Cards[0].Key}}
-		}
-		r.Cards[0].Grade = []string{"conformant", "near_conformant"}[i%2]
-		if err := db.SaveDomain(ctx, r); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addDomain := func(i int) { t.Helper(); siteDomain(t, db, i, "") }
 	for i := range 12 {
 		addDomain(i)
 	}
@@ -73,26 +58,7 @@ func testSiteNoCategory(t *testing.T, dsn string) {
 			t.Fatal(err)
 		}
 	}
-	mark := func(want bool) {
-		t.Helper()
-		done, err := db.MarkCategoriesComplete(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if done != want {
-			t.Fatalf("marked complete: %v, want %v", done, want)
-		}
-	}
-	complete := func(when string, want bool) {
-		t.Helper()
-		got, err := db.CategoriesComplete(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != want {
-			t.Errorf("%s: categories complete: %v, want %v", when, got, want)
-		}
-	}
+	mark, complete := completeness(t, "categories", db.MarkCategoriesComplete, db.CategoriesComplete)
 	none := func(r store.SiteRow) bool { return r.Category == "" }
 	cases := []siteCase{
 		{"none", store.SiteFilter{Category: "none"}, none},
@@ -191,4 +157,57 @@ func checkEntries(t *testing.T, db *store.DB, when string, f store.FeedFilter) i
 	}
 	db.SetFacetSizes(0, 0)
 	return len(want)
+}
+
+// siteDomain saves domain dNN.example (i = NN) with one card, named name
+// unless that is "": a card without remotes for every third, an endpoint
+// of its own otherwise, graded conformant or near conformant in turn.
+func siteDomain(t *testing.T, db *store.DB, i int, name string) {
+	t.Helper()
+	ctx := context.Background()
+	d := fmt.Sprintf("d%02d.example", i)
+	if _, err := db.Enqueue(ctx, []string{d}, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := result(d, "https://mcp."+d+"/one")
+	if i%3 == 0 { // a card without remotes
+		r = result(d)
+		r.Listings = []store.ListingRecord{{CatalogURL: r.CatalogURL, Identifier: "i", CardKey: r.Cards[0].Key}}
+	}
+	if name != "" {
+		r.Cards[0].Name = name
+	}
+	r.Cards[0].Grade = []string{"conformant", "near_conformant"}[i%2]
+	if err := db.SaveDomain(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// completeness returns checks of one completeness mark (categories',
+// namespaces'): mark takes it and wants it taken or not, complete wants it
+// current or not.
+func completeness(t *testing.T, what string, take, current func(context.Context) (bool, error)) (mark func(want bool),
+	complete func(when string, want bool)) {
+	ctx := context.Background()
+	mark = func(want bool) {
+		t.Helper()
+		done, err := take(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done != want {
+			t.Fatalf("%s marked complete: %v, want %v", what, done, want)
+		}
+	}
+	complete = func(when string, want bool) {
+		t.Helper()
+		got, err := current(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: %s complete: %v, want %v", when, what, got, want)
+		}
+	}
+	return mark, complete
 }

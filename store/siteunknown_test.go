@@ -19,23 +19,7 @@ func TestSiteUnknownNamespace(t *testing.T) { eachDialect(t, testSiteUnknownName
 func testSiteUnknownNamespace(t *testing.T, dsn string) {
 	db := open(t, dsn, nil)
 	ctx := context.Background()
-	addDomain := func(i int, name string) {
-		t.Helper()
-		d := fmt.Sprintf("d%02d.example", i)
-		if _, err := db.Enqueue(ctx, []string{d}, store.EnqueueOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		r := result(d, "https://mcp."+d+"/one")
-		if i%3 == 0 { // a card without remotes
-			r = result(d)
-			r.Listings = []store.ListingRecord{{CatalogURL: r.CatalogURL, Identifier: "i", CardKey: r.Cards[0].Key}}
-		}
-		r.Cards[0].Name = name
-		r.Cards[0].Grade = []string{"conformant", "near_conformant"}[i%2]
-		if err := db.SaveDomain(ctx, r); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addDomain := func(i int, name string) { t.Helper(); siteDomain(t, db, i, name) }
 	// Domain namespaces (never checked offline), an io.github one (github),
 	// others (none), and names that give no namespace.
 	for i := range 12 {
@@ -80,26 +64,7 @@ func testSiteUnknownNamespace(t *testing.T, dsn string) {
 			t.Fatal(err)
 		}
 	}
-	mark := func(want bool) {
-		t.Helper()
-		done, err := db.MarkNamespacesComplete(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if done != want {
-			t.Fatalf("marked complete: %v, want %v", done, want)
-		}
-	}
-	complete := func(when string, want bool) {
-		t.Helper()
-		got, err := db.NamespacesComplete(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != want {
-			t.Errorf("%s: namespaces complete: %v, want %v", when, got, want)
-		}
-	}
+	mark, complete := completeness(t, "namespaces", db.MarkNamespacesComplete, db.NamespacesComplete)
 	unknown := func(r store.SiteRow) bool { return r.NSMethod == "" }
 	cases := []siteCase{
 		{"unknown", store.SiteFilter{NSMethod: store.NSUnknown}, unknown},
