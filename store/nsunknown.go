@@ -16,8 +16,9 @@ import (
 // may name a namespace with no row; the change number it moves says so.
 
 // namespaceOf is the SQL for the namespace a name gives: what precedes its
-// first "/" (reconcile.NamespaceDomain), NULL without one. strpos is the
-// dialect's function, or a format verb that will name it.
+// first "/", as namespace.Of reads it for the namespace pass; NULL without
+// one. strpos is the dialect's function, or a format verb that will name
+// it.
 func namespaceOf(name, strpos string) string {
 	return fmt.Sprintf(`CASE WHEN %[2]s(%[1]s, '/') > 0 THEN substr(%[1]s, 1, %[2]s(%[1]s, '/') - 1) END`, name, strpos)
 }
