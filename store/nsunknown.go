@@ -6,7 +6,7 @@ import (
 )
 
 // A server's namespace is unknown when its name's namespace (what precedes
-// its first "/", siteColumns) has no row in namespaces or a row whose
+// its first "/", namespaceOf) has no row in namespaces or a row whose
 // method is '' (never checked), or when its name gives none ("bare": no
 // "/", or one first). The namespace pass upserts a row for every namespace
 // a listed card or a latest Registry entry names, so once it has run the
@@ -14,14 +14,6 @@ import (
 // names: a lookup, where ns=unknown computed every server's row (0.4-0.5 s
 // at 100,000 servers when few are unknown). A server named since the pass
 // may name a namespace with no row; the change number it moves says so.
-
-// namespaceOf is the SQL for the namespace a name gives: what precedes its
-// first "/", as namespace.Of reads it for the namespace pass; NULL without
-// one. strpos is the dialect's function, or a format verb that will name
-// it.
-func namespaceOf(name, strpos string) string {
-	return fmt.Sprintf(`CASE WHEN %[2]s(%[1]s, '/') > 0 THEN substr(%[1]s, 1, %[2]s(%[1]s, '/') - 1) END`, name, strpos)
-}
 
 // namespaceless says whether a listed card or a latest Registry entry
 // names a namespace that has no row (%[1]s: the dialect's strpos).

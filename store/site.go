@@ -87,14 +87,21 @@ type SitePage struct {
 	Next *SiteKey
 }
 
+// namespaceOf is the SQL for the namespace a name gives: what precedes its
+// first "/", as namespace.Of reads it for the namespace pass; NULL without
+// one. strpos is the dialect's function, or a format verb that will name
+// it.
+func namespaceOf(name, strpos string) string {
+	return fmt.Sprintf(`CASE WHEN %[2]s(%[1]s, '/') > 0 THEN substr(%[1]s, 1, %[2]s(%[1]s, '/') - 1) END`, name, strpos)
+}
+
 // siteColumns projects one server of a segment (x: kind, subject, url,
 // card_key, in_cards; %[1]s) into a SiteRow's columns (%[2]s: the
-// dialect's strpos). A name's namespace is what precedes its first "/"
-// (reconcile.NamespaceDomain): found by its key, where comparing every
-// namespace with the name's start read all of them for each server. The Registry entry is the
-// first (by source, name, version) latest, active entry declaring the
-// endpoint (firstEntry); its category stands in when the endpoint has none
-// of its own.
+// dialect's strpos). A name's namespace (namespaceOf) is found by its key,
+// where comparing every namespace with the name's start read all of them
+// for each server. The Registry entry is the first (by source, name,
+// version) latest, active entry declaring the endpoint (firstEntry); its
+// category stands in when the endpoint has none of its own.
 var siteColumns = `SELECT x.kind AS kind, x.subject AS subject, x.url AS url,
 	COALESCE(c.name, e.name, '') AS name, COALESCE(c.title, '') AS title, COALESCE(c.description, '') AS description,
 	COALESCE(c.grade, '') AS grade, COALESCE(c.key, '') AS card_key, x.in_cards AS in_cards,
