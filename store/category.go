@@ -256,10 +256,11 @@ const uncategorized = `SELECT EXISTS (SELECT 1 FROM cards c WHERE EXISTS (SELECT
 
 // MarkCategoriesComplete records, when every server has a stored category,
 // the change number at which it had (feed_state.categories_seq), and
-// reports whether it did. Until the next change the site's category=none
-// reads the rows whose category is empty instead of computing every
-// server's row. It reads the change number before checking: a server that
-// comes after the check moves the number past the one recorded.
+// reports whether it did. From then on the site's category=none reads the
+// rows whose category is empty, and the servers written since
+// (sinceCategoriesMark), instead of computing every server's row. It reads
+// the change number before checking: a server that comes after the check
+// moves the number past the one recorded.
 func (db *DB) MarkCategoriesComplete(ctx context.Context) (bool, error) {
 	_, seq, err := scanFeedState(ctx, db.sql.QueryRowContext)
 	if err != nil {
@@ -279,13 +280,13 @@ func (db *DB) MarkCategoriesComplete(ctx context.Context) (bool, error) {
 }
 
 // categoriesComplete says whether every server has had a stored category
-// since the last change (MarkCategoriesComplete).
-func categoriesComplete(ctx context.Context, q rowQuery) (bool, error) {
-	var ok bool
-	if err := q(ctx, `SELECT seq = categories_seq FROM feed_state WHERE id = 1`).Scan(&ok); err != nil {
-		return false, fmt.Errorf("categories complete: %w", err)
+// since the last change (MarkCategoriesComplete), and the change number
+// of the last mark (-1: none).
+func categoriesComplete(ctx context.Context, q rowQuery) (ok bool, mark int64, err error) {
+	if err := q(ctx, `SELECT seq = categories_seq, categories_seq FROM feed_state WHERE id = 1`).Scan(&ok, &mark); err != nil {
+		return false, 0, fmt.Errorf("categories complete: %w", err)
 	}
-	return ok, nil
+	return ok, mark, nil
 }
 
 // Categories returns the stored categories of one kind, keyed by subject

@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"cmp"
+	"context"
+)
 
 // MaxSpanRecords lets the tests narrow the spans kept pages may have.
 var MaxSpanRecords = &maxSpanRecords
@@ -42,12 +45,35 @@ func (db *DB) SetFeedPage(n int) { db.feedPage = n }
 // CategoriesComplete says whether category=none reads the rows that say so
 // (MarkCategoriesComplete's mark is current).
 func (db *DB) CategoriesComplete(ctx context.Context) (bool, error) {
-	return categoriesComplete(ctx, db.sql.QueryRowContext)
+	complete, _, err := categoriesComplete(ctx, db.sql.QueryRowContext)
+	return complete, err
 }
 
 // NamespacesComplete says whether ns=unknown reads the namespaces never
 // checked (MarkNamespacesComplete's mark is current).
 func (db *DB) NamespacesComplete(ctx context.Context) (bool, error) {
-	complete, _, err := namespacesComplete(ctx, db.sql.QueryRowContext)
+	complete, _, _, err := namespacesComplete(ctx, db.sql.QueryRowContext)
 	return complete, err
+}
+
+// FacetAnswers says whether one of f's facets can drive its pages now,
+// rather than a walk of every server.
+func (db *DB) FacetAnswers(ctx context.Context, f SiteFilter) (bool, error) {
+	for _, fc := range db.siteFacetsOf(f) {
+		switch {
+		case fc.whole != nil:
+			_, common, err := fc.whole(ctx, db, cmp.Or(db.facetMost, maxSearchCandidates))
+			if err != nil || !common {
+				return err == nil, err
+			}
+		case fc.usable != nil:
+			ok, err := fc.usable(ctx)
+			if err != nil || ok {
+				return ok, err
+			}
+		default:
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -1101,22 +1101,48 @@ func namedCardKeys(ctx context.Context, tx *readTx, named, kind, key string, mos
 }
 
 // categoryCardKeys proposes the records whose category is the filter's,
-// read from server_categories_category; for no category, only while every
-// server has a row (categoriesComplete).
+// read from server_categories_category; for no category, those whose row
+// says so while every server has a row (categoriesComplete), and since
+// that mark, while few records were written, those records without a row
+// of their own that names one too (as sinceCategoriesMark; an endpoint
+// only the Registry declares has no entry here).
 func categoryCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) ([]string, bool, error) {
 	category := f.Category
+	var since []string
 	switch {
 	case f.NoCategory:
-		if complete, err := categoriesComplete(ctx, tx.queryRow); err != nil || !complete {
+		complete, mark, err := categoriesComplete(ctx, tx.queryRow)
+		if err != nil {
 			return nil, false, err
+		}
+		if !complete {
+			if mark < 0 {
+				return nil, false, nil
+			}
+			recs, common, err := recordsSince(ctx, tx, mark, most, lacksOwnCategory+` AND f.removed_at IS NULL`)
+			if err != nil || common {
+				return nil, false, err
+			}
+			for _, r := range recs {
+				since = append(since, r.cardKey)
+			}
 		}
 		category = ""
 	case category == "":
 		return nil, false, nil
 	}
-	return namedCardKeys(ctx, tx, `SELECT sc.kind, sc.subject FROM server_categories sc
+	keys, ok, err := namedCardKeys(ctx, tx, `SELECT sc.kind, sc.subject FROM server_categories sc
 		WHERE sc.category = ? AND sc.kind IN ('`+KindEndpoint+`', '`+KindCard+`') AND sc.registry = ''`,
 		`CASE WHEN x.kind = '`+KindEndpoint+`' THEN 0 ELSE 1 END`, "x.subject", most, category)
+	if err != nil || !ok || len(since) == 0 {
+		return keys, ok, err
+	}
+	keys = append(keys, since...)
+	slices.Sort(keys)
+	if keys = slices.Compact(keys); len(keys) > most {
+		return nil, false, nil
+	}
+	return keys, true, nil
 }
 
 // outcomeCardKeys proposes the endpoints with a probe of the filter's

@@ -13,7 +13,8 @@ import (
 // unknown ones are the rows namespaces_method lists under '' and the bare
 // names: a lookup, where ns=unknown computed every server's row (0.4-0.5 s
 // at 100,000 servers when few are unknown). A server named since the pass
-// may name a namespace with no row; the change number it moves says so.
+// may name a namespace with no row; the change number it moves says so,
+// and sinceNamespacesMark finds it.
 
 // namespaceless says whether a listed card or a latest Registry entry
 // names a namespace that has no row (%[1]s: the dialect's strpos).
@@ -32,9 +33,9 @@ const bareNames = `SELECT EXISTS (SELECT 1 FROM cards c WHERE %[1]s(c.name, '/')
 // MarkNamespacesComplete records, when every namespace a listed card or a
 // latest Registry entry names has a row, the change number at which it had
 // (feed_state.namespaces_seq) and whether some name gave no namespace, and
-// reports whether it did. Until the next change the site's ns=unknown
-// reads the namespaces never checked instead of computing every server's
-// row. It reads the change number before checking: a server that comes
+// reports whether it did. From then on the site's ns=unknown reads the
+// namespaces never checked, and the servers written since
+// (sinceNamespacesMark), instead of computing every server's row. It reads the change number before checking: a server that comes
 // after the check moves the number past the one recorded. Call it after
 // the last write of a pass that may move the number (categories do).
 func (db *DB) MarkNamespacesComplete(ctx context.Context) (bool, error) {
@@ -62,14 +63,14 @@ func (db *DB) MarkNamespacesComplete(ctx context.Context) (bool, error) {
 }
 
 // namespacesComplete says whether every named namespace has had a row
-// since the last change (MarkNamespacesComplete), and whether some name
-// gave none then.
-func namespacesComplete(ctx context.Context, q rowQuery) (complete, bare bool, err error) {
-	if err := q(ctx, `SELECT seq = namespaces_seq, namespaces_bare FROM feed_state WHERE id = 1`).Scan(&complete,
-		&bare); err != nil {
-		return false, false, fmt.Errorf("namespaces complete: %w", err)
+// since the last change (MarkNamespacesComplete), whether some name gave
+// none then, and the change number of the last mark (-1: none).
+func namespacesComplete(ctx context.Context, q rowQuery) (complete, bare bool, mark int64, err error) {
+	if err := q(ctx, `SELECT seq = namespaces_seq, namespaces_bare, namespaces_seq FROM feed_state WHERE id = 1`).Scan(
+		&complete, &bare, &mark); err != nil {
+		return false, false, 0, fmt.Errorf("namespaces complete: %w", err)
 	}
-	return complete, bare, nil
+	return complete, bare, mark, nil
 }
 
 // unknownServers returns the servers whose namespace is unknown while

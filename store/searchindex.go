@@ -470,15 +470,7 @@ func (s *SearchIndex) gradeFacet(grade string) *siteFacet {
 		if common || err != nil {
 			return false, err
 		}
-		for _, k := range recent {
-			arm := &fc.endpoints[1]
-			if k.Kind == KindCard {
-				arm = &fc.cards[1]
-			}
-			arm.fixed = append(arm.fixed, k.Subject)
-		}
-		slices.Sort(fc.cards[1].fixed)
-		slices.Sort(fc.endpoints[1].fixed)
+		fc.addFixed(recent)
 		return true, nil
 	}
 	return fc
@@ -644,36 +636,13 @@ const recentMatches = `lower(f.name) LIKE lower(?) ESCAPE '\' OR lower(f.title) 
 	           AND ((f.kind = ? AND l.remote_norm = f.key) OR (f.kind = ? AND l.card_key = f.key AND l.remote_norm = '')))`
 
 // recentHolding returns the servers whose feed records were written after
-// exact and for which holds (a condition on feed_servers f, taking args)
-// is true; common, and none, when more than the index's bound of records
-// were written since. Each is read with the condition's value, not
-// filtered by it, so the bound counts every record written since.
+// exact and for which holds is true (recordsSince, within the index's bound).
 func (s *SearchIndex) recentHolding(ctx context.Context, exact int64, holds string, args ...any) (keys []SiteKey, common bool, err error) {
-	most := int(s.maxCands.Load())
-	type since struct {
-		key   SiteKey
-		holds bool
-	}
-	recent, err := collect(ctx, s.db.sql, func(rows *sql.Rows) (since, error) {
-		var kind int
-		var r since
-		err := rows.Scan(&kind, &r.key.Subject, &r.holds)
-		r.key.Kind = siteKind(kind)
-		return r, err
-	}, `SELECT f.kind, f.key, CASE WHEN `+holds+` THEN 1 ELSE 0 END FROM feed_servers f WHERE f.seq > ? LIMIT ?`,
-		append(args, exact, most+1)...)
+	recs, common, err := recordsSince(ctx, s.db.sql, exact, int(s.maxCands.Load()), holds, args...)
 	if err != nil {
-		return nil, false, fmt.Errorf("search index: records since: %w", err)
+		return nil, false, fmt.Errorf("search index: %w", err)
 	}
-	if len(recent) > most {
-		return nil, true, nil
-	}
-	for _, r := range recent {
-		if r.holds {
-			keys = append(keys, r.key)
-		}
-	}
-	return keys, false, nil
+	return siteKeysOf(recs), common, nil
 }
 
 func scanSiteKey(rows *sql.Rows) (SiteKey, error) {

@@ -48,10 +48,12 @@ type facetArm struct {
 
 // siteFacetsOf are the facets that can drive f's pages: its outcome's,
 // its source's when the Registry, and its category's (read in key order;
-// "none" while every server has a category row, MarkCategoriesComplete),
-// its namespace method's (read whole, so it may find too many; "unknown"
-// while every named namespace has a row, MarkNamespacesComplete), and its
-// grade's (while serve's index can answer). A value held by servers no
+// "none" from a mark that every server had a category row at,
+// MarkCategoriesComplete, and what was written since), its namespace
+// method's (read whole, so it may find too many; "unknown" from a mark
+// that every named namespace had a row at, MarkNamespacesComplete, and
+// what was written since), and its grade's (while serve's index can
+// answer). A value held by servers no
 // index row names (no probe) has no facet: an anti-join for the servers
 // never probed beat the walk only when few were, and lost to it when most
 // were (BENCHMARKS.md, session 17).
@@ -70,12 +72,12 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 	}
 	if f.Category != "" {
 		// "none" is a row that says '', while every server has a row: a
-		// server without one has none too, and no index lists those.
+		// server without one has none too, and no index lists those. Since
+		// the mark that says so, the servers that may lack a row are added
+		// (sinceCategoriesMark).
 		category := f.Category
-		var usable func(context.Context) (bool, error)
 		if category == "none" {
 			category = ""
-			usable = func(ctx context.Context) (bool, error) { return categoriesComplete(ctx, db.sql.QueryRowContext) }
 		}
 		own := func(kind string) facetArm {
 			return facetArm{query: `SELECT subject FROM server_categories
@@ -86,20 +88,43 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 		fromRegistry := facetArm{query: `SELECT DISTINCT rr.url_norm FROM server_categories sc
 			JOIN registry_remotes rr ON rr.source = sc.registry AND rr.name = sc.subject
 			WHERE sc.category = ? AND sc.kind = 'registry' AND rr.url_norm > ? ORDER BY rr.url_norm LIMIT ?`, args: []any{category}}
-		out = append(out, &siteFacet{cards: []facetArm{own(KindCard)}, endpoints: []facetArm{own(KindEndpoint), fromRegistry},
-			usable: usable})
+		fc := &siteFacet{cards: []facetArm{own(KindCard)}, endpoints: []facetArm{own(KindEndpoint), fromRegistry}}
+		if f.Category == "none" {
+			fc.cards, fc.endpoints = append(fc.cards, facetArm{}), append(fc.endpoints, facetArm{})
+			fc.usable = func(ctx context.Context) (bool, error) {
+				complete, mark, err := categoriesComplete(ctx, db.sql.QueryRowContext)
+				if err != nil || complete {
+					return complete, err
+				}
+				since, common, err := db.sinceCategoriesMark(ctx, mark, cmp.Or(db.facetMost, maxSearchCandidates))
+				if err != nil || common {
+					return false, err
+				}
+				fc.addFixed(since)
+				return true, nil
+			}
+		}
+		out = append(out, fc)
 	}
 	switch f.NSMethod {
 	case "":
 	case NSUnknown:
-		// Only while every named namespace has a row; otherwise the page
-		// walks, as for a common value.
+		// From the mark, and the servers that may have come since
+		// (sinceNamespacesMark); when those are many, the page walks.
 		out = append(out, &siteFacet{whole: func(ctx context.Context, db *DB, most int) ([]SiteKey, bool, error) {
-			complete, bare, err := namespacesComplete(ctx, db.sql.QueryRowContext)
-			if err != nil || !complete {
+			complete, bare, mark, err := namespacesComplete(ctx, db.sql.QueryRowContext)
+			if err != nil {
 				return nil, true, err
 			}
-			return db.unknownServers(ctx, bare, most)
+			keys, common, err := db.unknownServers(ctx, bare, most)
+			if err != nil || common || complete {
+				return keys, common, err
+			}
+			since, common, err := db.sinceNamespacesMark(ctx, mark, most-len(keys))
+			if err != nil || common {
+				return nil, true, err
+			}
+			return append(keys, since...), false, nil
 		}})
 	default:
 		out = append(out, &siteFacet{whole: func(ctx context.Context, db *DB, most int) ([]SiteKey, bool, error) {
@@ -187,6 +212,23 @@ func (db *DB) endpointsOfCards(ctx context.Context, cards []string, most int) ([
 		}
 	}
 	return out, nil
+}
+
+// addFixed adds servers to the facet's last card and endpoint arms, which
+// must be fixed ones (no query), keeping each in order.
+func (fc *siteFacet) addFixed(keys []SiteKey) {
+	cards, ends := &fc.cards[len(fc.cards)-1], &fc.endpoints[len(fc.endpoints)-1]
+	for _, k := range keys {
+		arm := ends
+		if k.Kind == KindCard {
+			arm = cards
+		}
+		arm.fixed = append(arm.fixed, k.Subject)
+	}
+	for _, a := range []*facetArm{cards, ends} {
+		slices.Sort(a.fixed)
+		a.fixed = slices.Compact(a.fixed)
+	}
 }
 
 // keys returns the facet's first n servers after a key, in key order.

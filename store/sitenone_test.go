@@ -59,6 +59,7 @@ func testSiteNoCategory(t *testing.T, dsn string) {
 		}
 	}
 	mark, complete := completeness(t, "categories", db.MarkCategoriesComplete, db.CategoriesComplete)
+	answers := facetAnswers(t, db, store.SiteFilter{Category: "none"})
 	none := func(r store.SiteRow) bool { return r.Category == "" }
 	cases := []siteCase{
 		{"none", store.SiteFilter{Category: "none"}, none},
@@ -81,20 +82,29 @@ func testSiteNoCategory(t *testing.T, dsn string) {
 	mark(false)
 	complete("never categorized", false)
 	check("never categorized")
+	answers("never categorized", false)
 	categorize()
 	mark(true)
 	complete("every server categorized", true)
 	check("every server categorized")
+	answers("every server categorized", true)
 
+	// Since the mark, the servers written since join the rows.
 	addDomain(13) // an endpoint with no row yet
 	complete("after a new endpoint", false)
 	check("after a new endpoint")
+	answers("after a new endpoint", true)
 	mark(false)
 	categorize()
 	mark(true)
 	addDomain(15) // a card with no row yet
+	addDomain(16) // and an endpoint
 	complete("after a new card", false)
 	check("after a new card")
+	answers("after a new card", true)
+	db.SetFacetSizes(0, 1)
+	answers("more servers since than the facet holds", false)
+	db.SetFacetSizes(0, 0)
 	mark(false)
 	categorize()
 	mark(true)
@@ -105,6 +115,7 @@ func testSiteNoCategory(t *testing.T, dsn string) {
 	registryServer(t, db, "io.example/late", "https://mcp.d07.example/reg")
 	complete("after a new Registry entry", false)
 	check("after a new Registry entry")
+	answers("after a new Registry entry", true)
 	mark(false)
 	categorize()
 	mark(true)
@@ -180,6 +191,21 @@ func siteDomain(t *testing.T, db *store.DB, i int, name string) {
 	r.Cards[0].Grade = []string{"conformant", "near_conformant"}[i%2]
 	if err := db.SaveDomain(ctx, r); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// facetAnswers returns a check that f's pages are driven by a facet (want
+// true) or walk.
+func facetAnswers(t *testing.T, db *store.DB, f store.SiteFilter) func(when string, want bool) {
+	return func(when string, want bool) {
+		t.Helper()
+		got, err := db.FacetAnswers(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: a facet drives %+v: %v, want %v", when, f, got, want)
+		}
 	}
 }
 

@@ -65,6 +65,7 @@ func testSiteUnknownNamespace(t *testing.T, dsn string) {
 		}
 	}
 	mark, complete := completeness(t, "namespaces", db.MarkNamespacesComplete, db.NamespacesComplete)
+	answers := facetAnswers(t, db, store.SiteFilter{NSMethod: store.NSUnknown})
 	unknown := func(r store.SiteRow) bool { return r.NSMethod == "" }
 	cases := []siteCase{
 		{"unknown", store.SiteFilter{NSMethod: store.NSUnknown}, unknown},
@@ -82,19 +83,23 @@ func testSiteUnknownNamespace(t *testing.T, dsn string) {
 	mark(false)
 	complete("never swept", false)
 	check("never swept")
+	answers("never swept", false)
 	pass()
 	complete("after a pass", true)
 	check("after a pass")
+	answers("after a pass", true)
 
 	verify("com.d00", "com.d04", "com.registry")
 	complete("after a check", false)
 	check("after a check")
+	answers("after a check", true)
 	mark(true)
 	check("checked and marked")
 
 	addDomain(14, "com.d14/x") // a namespace with no row yet
 	complete("after a new namespace", false)
 	check("after a new namespace")
+	answers("after a new namespace", true)
 	mark(false)
 	pass()
 	check("swept again")
@@ -102,6 +107,7 @@ func testSiteUnknownNamespace(t *testing.T, dsn string) {
 	registryServer(t, db, "com.late/reg", "https://mcp.d07.example/late")
 	complete("after a new Registry entry", false)
 	check("after a new Registry entry")
+	answers("after a new Registry entry", true)
 	mark(false)
 	pass()
 	complete("every namespace has a row", true)

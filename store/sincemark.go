@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+)
+
+// category=none and ns=unknown read index rows only while a mark says
+// every server had a row at a change number (MarkCategoriesComplete,
+// MarkNamespacesComplete). Any change since used to turn them off until
+// the next recomputation, so while a crawl wrote, each such page walked
+// every server (0.5–1.3 s at 100,000). A server that may lack a row since
+// the mark is one whose feed record was written since (a crawl's new
+// cards and endpoints, a Registry sync's endpoints that a card declares
+// too) or an endpoint only the Registry declares, which has no record; no
+// pass removes the row of a server still listed. So while few records
+// were written since, the facet answers with those servers, and the
+// Registry's that lack a row, added to its candidates.
+
+// recordsSince returns the feed records written after change number seq
+// (feed_servers_seq) for which holds (a condition on feed_servers f,
+// taking args; "" for every one) is true; common, and none, when more than
+// most records were written since. Each is read with the condition's
+// value, not filtered by it, so the bound counts every record written
+// since and the read stays within it.
+func recordsSince(ctx context.Context, q interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, seq int64, most int, holds string, args ...any) (recs []recordSince, common bool, err error) {
+	if holds == "" {
+		holds = "1 = 1"
+	}
+	type read struct {
+		rec   recordSince
+		holds bool
+	}
+	recent, err := collect(ctx, q, func(rows *sql.Rows) (read, error) {
+		var kind int
+		var r read
+		err := rows.Scan(&kind, &r.rec.key.Subject, &r.rec.cardKey, &r.holds)
+		r.rec.key.Kind = siteKind(kind)
+		return r, err
+	}, `SELECT f.kind, f.key, f.card_key, CASE WHEN `+holds+` THEN 1 ELSE 0 END FROM feed_servers f WHERE f.seq > ? LIMIT ?`,
+		append(slices.Clip(args), seq, most+1)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("records since %d: %w", seq, err)
+	}
+	if len(recent) > most {
+		return nil, true, nil
+	}
+	for _, r := range recent {
+		if r.holds {
+			recs = append(recs, r.rec)
+		}
+	}
+	return recs, false, nil
+}
+
+// recordSince is a feed record recordsSince read: its server, and its card.
+type recordSince struct {
+	key     SiteKey
+	cardKey string
+}
+
+// siteKeysOf returns the records' servers.
+func siteKeysOf(recs []recordSince) []SiteKey {
+	keys := make([]SiteKey, len(recs))
+	for i, r := range recs {
+		keys[i] = r.key
+	}
+	return keys
+}
+
+// lacksOwnCategory holds for a feed record f whose server has no category
+// row of its own that names one: the only records since a categories mark
+// that category=none may select (an own row wins over the Registry's).
+const lacksOwnCategory = `NOT EXISTS (SELECT 1 FROM server_categories sc
+	WHERE sc.kind = CASE WHEN f.kind = 0 THEN '` + KindEndpoint + `' ELSE '` + KindCard + `' END
+	  AND sc.registry = '' AND sc.subject = f.key AND sc.category <> '')`
+
+// registryUncategorized lists the endpoints of Registry entries that have
+// no category row: one only the Registry declares then has none.
+const registryUncategorized = `SELECT DISTINCT rr.url_norm FROM registry_remotes rr
+	WHERE NOT EXISTS (SELECT 1 FROM server_categories sc
+	  WHERE sc.kind = 'registry' AND sc.registry = rr.source AND sc.subject = rr.name) LIMIT ?`
+
+// sinceCategoriesMark returns the servers that may have no category
+// without a row saying so, as of a categories mark at change number mark:
+// those whose records were written since without a category of their own,
+// and the endpoints of Registry entries without a row. common when more
+// than most records were written since, or more than most servers found.
+func (db *DB) sinceCategoriesMark(ctx context.Context, mark int64, most int) ([]SiteKey, bool, error) {
+	if mark < 0 {
+		return nil, true, nil // never marked
+	}
+	recs, common, err := recordsSince(ctx, db.sql, mark, most, lacksOwnCategory)
+	if err != nil || common {
+		return nil, common, err
+	}
+	keys := siteKeysOf(recs)
+	reg, err := collect(ctx, db.sql, scanString, registryUncategorized, most+1-len(keys))
+	if err != nil {
+		return nil, false, fmt.Errorf("categories since mark: %w", err)
+	}
+	for _, e := range reg {
+		keys = append(keys, SiteKey{Kind: KindEndpoint, Subject: e})
+	}
+	return keys, len(keys) > most, nil
+}
+
+// registryNamespaceUnknown lists the endpoints of latest Registry entries
+// whose name gives no namespace or one not checked (%[1]s: the name's
+// namespace, namespaceOf).
+const registryNamespaceUnknown = `SELECT DISTINCT rr.url_norm FROM registry_remotes rr
+	WHERE NOT EXISTS (SELECT 1 FROM namespaces n WHERE n.namespace = %[1]s AND n.method <> '') LIMIT ?`
+
+// sinceNamespacesMark returns the servers that may have an unknown
+// namespace beyond those unknownServers finds, as of a namespaces mark at
+// change number mark: every server whose record was written since (its
+// name may give a namespace with no row, or none), and the endpoints of
+// Registry entries naming no checked namespace. common as for
+// sinceCategoriesMark.
+func (db *DB) sinceNamespacesMark(ctx context.Context, mark int64, most int) ([]SiteKey, bool, error) {
+	if mark < 0 {
+		return nil, true, nil
+	}
+	recs, common, err := recordsSince(ctx, db.sql, mark, most, "")
+	if err != nil || common {
+		return nil, common, err
+	}
+	keys := siteKeysOf(recs)
+	reg, err := collect(ctx, db.sql, scanString, fmt.Sprintf(registryNamespaceUnknown,
+		namespaceOf("rr.name", db.dialect.strpos)), most+1-len(keys))
+	if err != nil {
+		return nil, false, fmt.Errorf("namespaces since mark: %w", err)
+	}
+	for _, e := range reg {
+		keys = append(keys, SiteKey{Kind: KindEndpoint, Subject: e})
+	}
+	return keys, len(keys) > most, nil
+}
