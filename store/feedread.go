@@ -1119,7 +1119,8 @@ func categoryCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) (
 			if mark < 0 {
 				return nil, false, nil
 			}
-			recs, common, err := recordsSince(ctx, tx, mark, most, lacksOwnCategory+` AND f.removed_at IS NULL`)
+			recs, common, err := recordsSince(ctx, tx, sinceRead{seq: mark, most: most,
+				holds: lacksOwnCategory + ` AND f.removed_at IS NULL`, cards: true})
 			if err != nil || common {
 				return nil, false, err
 			}

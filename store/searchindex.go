@@ -638,7 +638,7 @@ const recentMatches = `lower(f.name) LIKE lower(?) ESCAPE '\' OR lower(f.title) 
 // recentHolding returns the servers whose feed records were written after
 // exact and for which holds is true (recordsSince, within the index's bound).
 func (s *SearchIndex) recentHolding(ctx context.Context, exact int64, holds string, args ...any) (keys []SiteKey, common bool, err error) {
-	recs, common, err := recordsSince(ctx, s.db.sql, exact, int(s.maxCands.Load()), holds, args...)
+	recs, common, err := recordsSince(ctx, s.db.sql, sinceRead{seq: exact, most: int(s.maxCands.Load()), holds: holds, args: args})
 	if err != nil {
 		return nil, false, fmt.Errorf("search index: %w", err)
 	}

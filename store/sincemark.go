@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -19,17 +20,18 @@ import (
 // were written since, the facet answers with those servers, and the
 // Registry's that lack a row, added to its candidates.
 
-// recordsSince returns the feed records written after change number seq
-// (feed_servers_seq) for which holds (a condition on feed_servers f,
-// taking args; "" for every one) is true; common, and none, when more than
-// most records were written since. Each is read with the condition's
-// value, not filtered by it, so the bound counts every record written
-// since and the read stays within it.
+// recordsSince returns the feed records written after change number
+// r.seq (feed_servers_seq) for which r.holds is true; common, and none,
+// when more than r.most records were written since. Each is read with the
+// condition's value, not filtered by it, so the bound counts every record
+// written since and the read stays within it.
 func recordsSince(ctx context.Context, q interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}, seq int64, most int, holds string, args ...any) (recs []recordSince, common bool, err error) {
-	if holds == "" {
-		holds = "1 = 1"
+}, r sinceRead) (recs []recordSince, common bool, err error) {
+	holds := cmp.Or(r.holds, "1 = 1")
+	card := "''"
+	if r.cards {
+		card = "f.card_key" // from the table: the index holds the key
 	}
 	type read struct {
 		rec   recordSince
@@ -37,27 +39,39 @@ func recordsSince(ctx context.Context, q interface {
 	}
 	recent, err := collect(ctx, q, func(rows *sql.Rows) (read, error) {
 		var kind int
-		var r read
-		err := rows.Scan(&kind, &r.rec.key.Subject, &r.rec.cardKey, &r.holds)
-		r.rec.key.Kind = siteKind(kind)
-		return r, err
-	}, `SELECT f.kind, f.key, f.card_key, CASE WHEN `+holds+` THEN 1 ELSE 0 END FROM feed_servers f WHERE f.seq > ? LIMIT ?`,
-		append(slices.Clip(args), seq, most+1)...)
+		var x read
+		err := rows.Scan(&kind, &x.rec.key.Subject, &x.rec.cardKey, &x.holds)
+		x.rec.key.Kind = siteKind(kind)
+		return x, err
+	}, `SELECT f.kind, f.key, `+card+`, CASE WHEN `+holds+` THEN 1 ELSE 0 END FROM feed_servers f WHERE f.seq > ? LIMIT ?`,
+		append(slices.Clip(r.args), r.seq, r.most+1)...)
 	if err != nil {
-		return nil, false, fmt.Errorf("records since %d: %w", seq, err)
+		return nil, false, fmt.Errorf("records since %d: %w", r.seq, err)
 	}
-	if len(recent) > most {
+	if len(recent) > r.most {
 		return nil, true, nil
 	}
-	for _, r := range recent {
-		if r.holds {
-			recs = append(recs, r.rec)
+	for _, x := range recent {
+		if x.holds {
+			recs = append(recs, x.rec)
 		}
 	}
 	return recs, false, nil
 }
 
-// recordSince is a feed record recordsSince read: its server, and its card.
+// sinceRead is what recordsSince reads.
+type sinceRead struct {
+	seq  int64 // records written after this change number
+	most int
+	// holds is a condition on feed_servers f, taking args ("": every
+	// record).
+	holds string
+	args  []any
+	cards bool // read each record's card key too
+}
+
+// recordSince is a feed record recordsSince read: its server, and its
+// card when asked for.
 type recordSince struct {
 	key     SiteKey
 	cardKey string
@@ -94,7 +108,7 @@ func (db *DB) sinceCategoriesMark(ctx context.Context, mark int64, most int) ([]
 	if mark < 0 {
 		return nil, true, nil // never marked
 	}
-	recs, common, err := recordsSince(ctx, db.sql, mark, most, lacksOwnCategory)
+	recs, common, err := recordsSince(ctx, db.sql, sinceRead{seq: mark, most: most, holds: lacksOwnCategory})
 	if err != nil || common {
 		return nil, common, err
 	}
@@ -125,7 +139,7 @@ func (db *DB) sinceNamespacesMark(ctx context.Context, mark int64, most int) ([]
 	if mark < 0 {
 		return nil, true, nil
 	}
-	recs, common, err := recordsSince(ctx, db.sql, mark, most, "")
+	recs, common, err := recordsSince(ctx, db.sql, sinceRead{seq: mark, most: most})
 	if err != nil || common {
 		return nil, common, err
 	}
