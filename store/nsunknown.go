@@ -35,9 +35,10 @@ const bareNames = `SELECT EXISTS (SELECT 1 FROM cards c WHERE %[1]s(c.name, '/')
 // (feed_state.namespaces_seq) and whether some name gave no namespace, and
 // reports whether it did. From then on the site's ns=unknown reads the
 // namespaces never checked, and the servers written since
-// (sinceNamespacesMark), instead of computing every server's row. It reads the change number before checking: a server that comes
-// after the check moves the number past the one recorded. Call it after
-// the last write of a pass that may move the number (categories do).
+// (sinceNamespacesMark), instead of computing every server's row. It reads
+// the change number before checking: a server that comes after the check
+// moves the number past the one recorded. Call it after the last write of
+// a pass that may move the number (categories do).
 func (db *DB) MarkNamespacesComplete(ctx context.Context) (bool, error) {
 	_, seq, err := scanFeedState(ctx, db.sql.QueryRowContext)
 	if err != nil {
