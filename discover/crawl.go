@@ -48,6 +48,9 @@ type Options struct {
 	MaxDepth int
 	// MaxEntries bounds the entries kept from one catalog document (default 1000).
 	MaxEntries int
+	// Robots reads each host's robots.txt before fetching documents from
+	// it, and fetches none it disallows for cardcrawl (robots.go).
+	Robots bool
 
 	// The bounds on what one domain can cause. Hitting one is a finding and
 	// marks the domain as capped; the rest of the run is unaffected.
@@ -232,6 +235,9 @@ func Crawl(ctx context.Context, opts Options, domains iter.Seq2[string, error]) 
 	sum.RunID = runID
 
 	c := &crawler{opts: opts, runID: runID, sum: &sum, inflight: map[string]bool{}}
+	if opts.Robots {
+		c.robots = newRobotsCache(opts.Fetch.UserAgent())
+	}
 	runErr := c.crawlAll(ctx, domains)
 	if runErr == nil && ctx.Err() == nil {
 		runErr = c.finishLeftovers(ctx)
@@ -296,6 +302,7 @@ type crawler struct {
 	runErr   error
 	stop     context.CancelFunc // ends the run on a database error
 	finished int                // domains done, probes included (Progress.Done)
+	robots   *robotsCache       // with Options.Robots
 
 	due atomic.Int64 // domains taken on so far
 }

@@ -193,7 +193,9 @@ func (d *domainCrawl) nextFetch(f *fetched, ok bool) time.Time {
 		fresh = min(max(fresh, minFresh), maxFresh)
 	case ok:
 		fresh = defaultFresh
-	case f.miss():
+	case f.miss(), f.obs.Class == string(failure.Robots):
+		// Asking again within the day is impolite; a robots.txt that
+		// kept the document out is the host's word for as long.
 		fresh = missFresh
 	}
 	if wait := retryAfter(f.resp, d.now()); wait > fresh {
@@ -223,6 +225,11 @@ type fetched struct {
 // get fetches a URL conditionally and classifies what came back. The
 // observation is written by record, after the caller has judged the content.
 func (d *domainCrawl) get(ctx context.Context, kind, rawURL, accept string) *fetched {
+	if d.c.robots != nil {
+		if f := d.robotsGate(ctx, kind, rawURL); f != nil {
+			return f
+		}
+	}
 	req := fetch.Request{URL: rawURL, Accept: accept}
 	v, haveV, err := d.lastValidators(ctx, rawURL)
 	if err != nil && ctx.Err() == nil {

@@ -31,6 +31,7 @@ const (
 	NotJSON           Class = "not_json"
 	InvalidDocument   Class = "invalid_document"
 	StoredBodyMissing Class = "stored_body_missing"
+	Robots            Class = "robots"
 
 	// An MCP exchange arrived but is not MCP (the probe).
 	NoResponse            Class = "no_response"
@@ -113,6 +114,10 @@ var table = map[Class]Meaning{
 	// be read again.
 	StoredBodyMissing: {mayPass, notMiss, notRetried, OutcomeNotMCP,
 		"the server answered 304 Not Modified, but the body it confirmed is missing from the database"},
+	// The host's own word, standing until it changes its file. Never
+	// reached by a probe: robots.txt is read only for documents.
+	Robots: {stands, notMiss, notRetried, OutcomeBlocked,
+		"with --robots, the host's robots.txt disallows the URL for cardcrawl (not fetched)"},
 
 	NoResponse: {stands, notMiss, notRetried, OutcomeNotMCP,
 		"an MCP exchange ended without a JSON-RPC response to the request"},

@@ -117,7 +117,11 @@ type Client struct {
 	maxBody      int64
 	maxRedirects int
 	logger       *slog.Logger
+	userAgent    string
 }
+
+// UserAgent is the User-Agent the client sends.
+func (c *Client) UserAgent() string { return c.userAgent }
 
 // New builds a Client from opts.
 func New(opts Options) (*Client, error) {
@@ -215,6 +219,7 @@ func New(opts Options) (*Client, error) {
 		slots:        newSlots(),
 		maxBody:      opts.MaxBodyBytes,
 		maxRedirects: opts.MaxRedirects,
+		userAgent:    opts.UserAgent,
 		logger:       opts.Logger,
 	}
 	c.http = &http.Client{

@@ -1,0 +1,147 @@
+package discover_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// robotsWeb: hosts whose robots.txt disallows the catalog, allows cardcrawl
+// what it denies everyone else, gates a card on another host, is missing,
+// answers 503, or never answers.
+var robotsWeb = []byte(`
+-- deny.example/robots.txt --
+User-agent: *
+Disallow: /.well-known/
+-- deny.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[]}
+-- ours.example/robots.txt --
+User-agent: *
+Disallow: /
+
+User-agent: CardCrawl
+Allow: /.well-known/ai-catalog.json
+Disallow: /
+-- ours.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[{"identifier":"urn:air:ours.example:mcp:open","type":"application/mcp-server-card+json","url":"https://cardhost.example/open/card.json"},{"identifier":"urn:air:ours.example:mcp:closed","type":"application/mcp-server-card+json","url":"https://cardhost.example/closed/card.json"}]}
+-- cardhost.example/robots.txt --
+User-agent: *
+Disallow: /closed/
+-- cardhost.example/open/card.json --
+{"name":"com.example/open","version":"1.0.0","description":"Open","remotes":[{"type":"streamable-http","url":"https://open.example/mcp"}]}
+-- cardhost.example/closed/card.json --
+{"name":"com.example/closed","version":"1.0.0","description":"Closed","remotes":[{"type":"streamable-http","url":"https://closed.example/mcp"}]}
+-- norobots.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[{"identifier":"urn:air:norobots.example:mcp:also","type":"application/mcp-server-card+json","url":"https://cardhost.example/open/card.json"}]}
+-- down.example/robots.txt --
+HTTP 503
+
+-- down.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[]}
+-- hang.example/robots.txt --
+HTTP 200
+Simweb-Behavior: stall
+
+User-agent: *
+-- hang.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[]}
+`)
+
+func TestRobots(t *testing.T) {
+	w := newWorld(t, robotsWeb)
+	opts := w.options()
+	opts.Robots = true
+	domains := []string{"deny.example", "ours.example", "norobots.example", "down.example", "hang.example"}
+	w.crawl(context.Background(), opts, domains...)
+
+	got := w.outcomes()
+	want := map[string]outcome{
+		"deny.example":     {"failed", "robots", 0, 0},
+		"ours.example":     {"catalog", "", 1, 1},
+		"norobots.example": {"catalog", "", 1, 1},
+		"down.example":     {"failed", "http_5xx", 0, 0},
+		"hang.example":     {"failed", "timeout", 0, 0},
+	}
+	for d := range got {
+		if _, ok := want[d]; !ok {
+			delete(got, d)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if c := w.observationClasses("ours.example", "card"); c["https://cardhost.example/closed/card.json"] != "robots" ||
+		c["https://cardhost.example/open/card.json"] != "" {
+		t.Errorf("ours.example's card fetches: %v", c)
+	}
+	if c := w.observationClasses("deny.example", "catalog"); c["https://deny.example/.well-known/ai-catalog.json"] != "robots" {
+		t.Errorf("deny.example's catalog fetch: %v", c)
+	}
+
+	// A document robots.txt keeps out is asked for again a day later, as
+	// a miss is; one behind a file that answered 503, an hour later.
+	next := func(domain string) time.Time {
+		t.Helper()
+		var at string
+		if err := w.store.SQL().QueryRow(`SELECT next_fetch_after FROM domains WHERE domain = ?`, domain).Scan(&at); err != nil {
+			t.Fatal(err)
+		}
+		ts, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts
+	}
+	if d := next("deny.example").Sub(next("down.example")); d < 20*time.Hour {
+		t.Errorf("deny.example is due %v after down.example, want about a day", d)
+	}
+
+	// Nothing robots.txt keeps out, or gates behind an unreachable file,
+	// was asked for; each host's robots.txt was asked for once, with
+	// cardcrawl's User-Agent, though two domains list cardhost's cards.
+	robotsAsked := map[string]int{}
+	for _, r := range w.web.Requests("") {
+		if r.Path == "/robots.txt" {
+			robotsAsked[r.Host]++
+			if !strings.HasPrefix(r.UserAgent, "cardcrawl/") {
+				t.Errorf("robots.txt of %s asked for as %q", r.Host, r.UserAgent)
+			}
+			continue
+		}
+		switch {
+		case r.Host == "deny.example", r.Host == "down.example", r.Host == "hang.example",
+			r.Host == "cardhost.example" && strings.HasPrefix(r.Path, "/closed/"):
+			t.Errorf("fetched %s%s, which robots.txt keeps out", r.Host, r.Path)
+		}
+	}
+	wantAsked := map[string]int{"deny.example": 1, "ours.example": 1, "cardhost.example": 1, "norobots.example": 1,
+		"down.example": 1, "hang.example": 1}
+	if diff := cmp.Diff(wantAsked, robotsAsked); diff != "" {
+		t.Errorf("robots.txt requests by host (-want +got):\n%s", diff)
+	}
+	// The fetch of each robots.txt is recorded, with the domain that made it.
+	var robotsObs int
+	if err := w.store.SQL().QueryRow(`SELECT COUNT(*) FROM observations WHERE kind = 'robots'`).Scan(&robotsObs); err != nil {
+		t.Fatal(err)
+	}
+	if robotsObs != len(wantAsked) {
+		t.Errorf("%d robots.txt observations, want %d", robotsObs, len(wantAsked))
+	}
+}
+
+// TestRobotsOff: without the option, robots.txt is neither read nor obeyed.
+func TestRobotsOff(t *testing.T) {
+	w := newWorld(t, robotsWeb)
+	w.crawl(context.Background(), w.options(), "deny.example")
+	if got := w.outcomes()["deny.example"]; got.Outcome != "catalog" {
+		t.Errorf("deny.example: %+v, want a catalog", got)
+	}
+	for _, r := range w.web.Requests("deny.example") {
+		if r.Path == "/robots.txt" {
+			t.Error("robots.txt was asked for")
+		}
+	}
+}
