@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/internal/fetch"
 )
 
 // robotsWeb: hosts whose robots.txt disallows the catalog, allows cardcrawl
@@ -142,6 +144,38 @@ func TestRobotsOff(t *testing.T) {
 	for _, r := range w.web.Requests("deny.example") {
 		if r.Path == "/robots.txt" {
 			t.Error("robots.txt was asked for")
+		}
+	}
+}
+
+// TestRobotsFollowsUserAgent: the group that applies is the one named by
+// the first word of the User-Agent the crawl sends.
+func TestRobotsFollowsUserAgent(t *testing.T) {
+	w := newWorld(t, []byte(`
+-- named.example/robots.txt --
+User-agent: examplebot
+Disallow: /
+-- named.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[]}
+`))
+	ct, err := fetch.ParseConnectTo(w.web.ConnectTo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ ua, want string }{
+		{"", "catalog"}, // cardcrawl's: no group names it
+		{"ExampleBot/2.0 (+https://example.org/bot)", "failed"},
+	} {
+		c, err := fetch.New(fetch.Options{ConnectTo: []fetch.ConnectTo{ct}, RootCAs: w.web.CertPool(),
+			Timeout: 2 * time.Second, RetryWait: -1, UserAgent: tc.ua})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := w.options()
+		opts.Fetch, opts.Robots, opts.Force = c, true, true
+		w.crawl(context.Background(), opts, "named.example")
+		if got := w.outcomes()["named.example"].Outcome; got != tc.want {
+			t.Errorf("User-Agent %q: %s, want %s", tc.ua, got, tc.want)
 		}
 	}
 }
