@@ -84,34 +84,42 @@ func TestHelpOnEveryCommand(t *testing.T) {
 	}
 }
 
-// TestCrawlThroughFlags runs the crawl the way a user would against their
-// own test setup: the simulated web is reached only through --connect-to and
-// --ca-cert, and the domains come from stdin.
-func TestCrawlThroughFlags(t *testing.T) {
+// fixtureWeb serves a txtar archive of fixtures as a simulated web, closed
+// when the test ends, and returns it with its CA written to a PEM file in
+// dir, a temporary directory for the test's files.
+func fixtureWeb(t *testing.T, archive string) (web *simweb.Web, ca, dir string) {
+	t.Helper()
 	web, err := simweb.New(simweb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = web.AddFixtures([]byte(`
+	if err := web.AddFixtures([]byte(archive)); err != nil {
+		t.Fatal(err)
+	}
+	if err := web.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	dir = t.TempDir()
+	ca = filepath.Join(dir, "ca.pem")
+	if err := web.WriteCA(ca); err != nil {
+		t.Fatal(err)
+	}
+	return web, ca, dir
+}
+
+// TestCrawlThroughFlags runs the crawl the way a user would against their
+// own test setup: the simulated web is reached only through --connect-to and
+// --ca-cert, and the domains come from stdin.
+func TestCrawlThroughFlags(t *testing.T) {
+	web, ca, dir := fixtureWeb(t, `
 -- one.example/.well-known/ai-catalog.json --
 {"specVersion":"1.0","entries":[{"identifier":"urn:air:one.example:mcp:a","type":"application/mcp-server-card+json","url":"https://cards.example.org/a"}]}
 -- cards.example.org/a --
 {"$schema":"https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json","name":"com.example/a","version":"1.0.0","description":"A","title":"Server A","remotes":[{"type":"streamable-http","url":"https://a.example.org/mcp"}]}
 -- two.example/.well-known/ai-catalog.json --
 {"specVersion":"1.0","entries":[{"identifier":"b","type":"application/mcp-server-card+json","data":{"$schema":"https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json","name":"com.example/b","version":"2.0.0","description":"B","remotes":[{"type":"streamable-http","url":"https://a.example.org/mcp/"}]}}]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := web.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	if err := web.WriteCA(ca); err != nil {
-		t.Fatal(err)
-	}
+`)
 	db := filepath.Join(dir, "c.db")
 
 	code, stdout, stderr := run(t, "# list\none.example\ntwo.example\nnothing.example\n",
@@ -223,23 +231,8 @@ func TestDemo(t *testing.T) {
 // TestProbeCommand probes a real go-sdk server and a refused URL the way a
 // user would, then reads the saved result back with `probes`.
 func TestProbeCommand(t *testing.T) {
-	web, err := simweb.New(simweb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := web.AddFixtures([]byte("-- mcp.example.com/mcp --\nSIMWEB-MCP go-sdk-stateful name=live version=2.0.0 tools=2\n" +
-		"-- locked.example.com/mcp --\nSIMWEB-MCP auth-required\n")); err != nil {
-		t.Fatal(err)
-	}
-	if err := web.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	if err := web.WriteCA(ca); err != nil {
-		t.Fatal(err)
-	}
+	web, ca, dir := fixtureWeb(t, "-- mcp.example.com/mcp --\nSIMWEB-MCP go-sdk-stateful name=live version=2.0.0 tools=2\n"+
+		"-- locked.example.com/mcp --\nSIMWEB-MCP auth-required\n")
 	db := filepath.Join(dir, "p.db")
 	code, stdout, stderr := run(t, "", "probe", "--connect-to", web.ConnectTo(), "--ca-cert", ca, "--db", db, "--save", "--json",
 		"https://mcp.example.com/mcp", "https://169.254.169.254/mcp", "https://locked.example.com/mcp")

@@ -7,36 +7,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cardcrawl/cardcrawl/internal/simweb"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
 // TestCrawlRobotsFlag: crawl --robots leaves out what robots.txt
 // disallows; without it the same domain is crawled.
 func TestCrawlRobotsFlag(t *testing.T) {
-	web, err := simweb.New(simweb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = web.AddFixtures([]byte(`
+	web, ca, dir := fixtureWeb(t, `
 -- closed.example/robots.txt --
 User-agent: *
 Disallow: /
 -- closed.example/.well-known/ai-catalog.json --
 {"specVersion":"1.0","entries":[]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := web.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	if err := web.WriteCA(ca); err != nil {
-		t.Fatal(err)
-	}
+`)
 	for _, tc := range []struct {
 		flags []string
 		want  string
