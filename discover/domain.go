@@ -238,18 +238,8 @@ func (d *domainCrawl) get(ctx context.Context, kind, rawURL, accept string) *fet
 	if haveV {
 		req.IfNoneMatch, req.IfModifiedSince = v.ETag, v.LastModified
 	}
-	started := d.now()
-	resp := d.c.opts.Fetch.Get(ctx, req)
-	f := &fetched{resp: resp, finalURL: resp.FinalURL}
-	f.obs = store.Observation{
-		RunID: d.c.runID, Domain: d.domain, Kind: kind, URL: rawURL, FetchedAt: started,
-		Status: resp.Status, Class: resp.Class, ContentType: resp.ContentType, ETag: resp.ETag,
-		LastModified: resp.LastModified, MaxAge: resp.MaxAge, Duration: resp.Duration,
-		FinalURL: resp.FinalURL, Redirects: resp.Redirects, NotModified: resp.NotModified,
-	}
-	if resp.Err != nil {
-		f.obs.Reason = resp.Err.Error()
-	}
+	f := d.fetch(ctx, kind, req)
+	resp := f.resp
 	switch {
 	case resp.Class != "":
 		return f
@@ -290,6 +280,24 @@ func (d *domainCrawl) get(ctx context.Context, kind, rawURL, accept string) *fet
 		// Catalogs are checked by catalog.Parse in the same pass that
 		// parses them (ErrNotJSON → not_json); cards are checked here.
 		f.fail(ClassNotJSON, "the body is not JSON")
+	}
+	return f
+}
+
+// fetch makes one request and returns it with its observation, not yet
+// judged: the body is left for the caller to take.
+func (d *domainCrawl) fetch(ctx context.Context, kind string, req fetch.Request) *fetched {
+	started := d.now()
+	resp := d.c.opts.Fetch.Get(ctx, req)
+	f := &fetched{resp: resp, finalURL: resp.FinalURL}
+	f.obs = store.Observation{
+		RunID: d.c.runID, Domain: d.domain, Kind: kind, URL: req.URL, FetchedAt: started,
+		Status: resp.Status, Class: resp.Class, ContentType: resp.ContentType, ETag: resp.ETag,
+		LastModified: resp.LastModified, MaxAge: resp.MaxAge, Duration: resp.Duration,
+		FinalURL: resp.FinalURL, Redirects: resp.Redirects, NotModified: resp.NotModified,
+	}
+	if resp.Err != nil {
+		f.obs.Reason = resp.Err.Error()
 	}
 	return f
 }

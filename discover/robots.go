@@ -127,7 +127,10 @@ func (d *domainCrawl) robotsGate(ctx context.Context, kind, rawURL string) *fetc
 // readRobots fetches origin's robots.txt, records the fetch and fills e;
 // false when the run was interrupted.
 func (d *domainCrawl) readRobots(ctx context.Context, origin string, e *robotsEntry) bool {
-	f := d.fetchRobots(ctx, origin+robots.Path)
+	f := d.fetch(ctx, kindRobots, fetch.Request{URL: origin + robots.Path, Accept: "text/plain"})
+	if f.obs.Class == "" {
+		f.body, f.obs.SHA256, f.obs.Size = f.resp.Body, f.resp.SHA256, int64(len(f.resp.Body))
+	}
 	if f.obs.Class == fetch.ClassCanceled || ctx.Err() != nil {
 		// Interrupted, or this domain's time ran out: no answer about
 		// the host.
@@ -149,23 +152,6 @@ func (d *domainCrawl) readRobots(ctx context.Context, origin string, e *robotsEn
 			f.obs.Reason)
 	}
 	return true
-}
-
-// fetchRobots fetches one robots.txt, its observation ready to record.
-func (d *domainCrawl) fetchRobots(ctx context.Context, rawURL string) *fetched {
-	started := d.now()
-	resp := d.c.opts.Fetch.Get(ctx, fetch.Request{URL: rawURL, Accept: "text/plain"})
-	f := &fetched{resp: resp, finalURL: resp.FinalURL, body: resp.Body}
-	f.obs = store.Observation{
-		RunID: d.c.runID, Domain: d.domain, Kind: kindRobots, URL: rawURL, FetchedAt: started,
-		Status: resp.Status, Class: resp.Class, ContentType: resp.ContentType, ETag: resp.ETag,
-		LastModified: resp.LastModified, MaxAge: resp.MaxAge, Duration: resp.Duration,
-		FinalURL: resp.FinalURL, Redirects: resp.Redirects, SHA256: resp.SHA256, Size: int64(len(resp.Body)),
-	}
-	if resp.Err != nil {
-		f.obs.Reason = resp.Err.Error()
-	}
-	return f
 }
 
 // gated is the fetch recorded for a URL robots.txt kept from being
