@@ -251,14 +251,18 @@ const uncategorized = `SELECT EXISTS (SELECT 1 FROM cards c WHERE EXISTS (SELECT
 	  AND NOT EXISTS (SELECT 1 FROM server_categories sc WHERE sc.kind = 'card' AND sc.registry = '' AND sc.subject = c.key))
 	OR EXISTS (SELECT 1 FROM remotes r WHERE EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)
 	  AND NOT EXISTS (SELECT 1 FROM server_categories sc WHERE sc.kind = 'endpoint' AND sc.registry = '' AND sc.subject = r.url_norm))
-	OR EXISTS (SELECT 1 FROM registry_remotes rr WHERE NOT EXISTS (SELECT 1 FROM server_categories sc
-	  WHERE sc.kind = 'registry' AND sc.registry = rr.source AND sc.subject = rr.name))`
+	OR EXISTS (SELECT 1 FROM registry_remotes rr WHERE ` + registryRowless + `)`
+
+// registryRowless holds for a Registry remote rr whose entry has no
+// category row.
+const registryRowless = `NOT EXISTS (SELECT 1 FROM server_categories sc
+	WHERE sc.kind = 'registry' AND sc.registry = rr.source AND sc.subject = rr.name)`
 
 // MarkCategoriesComplete records, when every server has a stored category,
 // the change number at which it had (feed_state.categories_seq), and
 // reports whether it did. From then on the site's category=none reads the
 // rows whose category is empty, and the servers written since
-// (sinceCategoriesMark), instead of computing every server's row. It reads
+// (sinceMark), instead of computing every server's row. It reads
 // the change number before checking: a server that comes after the check
 // moves the number past the one recorded.
 func (db *DB) MarkCategoriesComplete(ctx context.Context) (bool, error) {

@@ -1,9 +1,6 @@
 package store
 
-import (
-	"cmp"
-	"context"
-)
+import "context"
 
 // MaxSpanRecords lets the tests narrow the spans kept pages may have.
 var MaxSpanRecords = &maxSpanRecords
@@ -62,7 +59,7 @@ func (db *DB) FacetAnswers(ctx context.Context, f SiteFilter) (bool, error) {
 	for _, fc := range db.siteFacetsOf(f) {
 		switch {
 		case fc.whole != nil:
-			_, common, err := fc.whole(ctx, db, cmp.Or(db.facetMost, maxSearchCandidates))
+			_, common, err := fc.whole(ctx, db, db.facetBound())
 			if err != nil || !common {
 				return err == nil, err
 			}

@@ -1046,7 +1046,7 @@ func (db *DB) entryCandidates(ctx context.Context, tx *readTx, q EntryQuery) ([]
 			sets = append(sets, cands)
 		}
 	}
-	most := cmp.Or(db.facetMost, maxSearchCandidates)
+	most := db.facetBound()
 	for _, propose := range entryProposers {
 		keys, ok, err := propose(ctx, tx, q.FeedFilter, most)
 		if err != nil {
@@ -1104,7 +1104,7 @@ func namedCardKeys(ctx context.Context, tx *readTx, named, kind, key string, mos
 // read from server_categories_category; for no category, those whose row
 // says so while every server has a row (categoriesComplete), and since
 // that mark, while few records were written, those records without a row
-// of their own that names one too (as sinceCategoriesMark; an endpoint
+// of their own that names one too (as sinceMark; an endpoint
 // only the Registry declares has no entry here).
 func categoryCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) ([]string, bool, error) {
 	category := f.Category

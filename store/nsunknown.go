@@ -14,7 +14,7 @@ import (
 // names: a lookup, where ns=unknown computed every server's row (0.4-0.5 s
 // at 100,000 servers when few are unknown). A server named since the pass
 // may name a namespace with no row; the change number it moves says so,
-// and sinceNamespacesMark finds it.
+// and sinceMark finds it.
 
 // namespaceless says whether a listed card or a latest Registry entry
 // names a namespace that has no row (%[1]s: the dialect's strpos).
@@ -35,7 +35,7 @@ const bareNames = `SELECT EXISTS (SELECT 1 FROM cards c WHERE %[1]s(c.name, '/')
 // (feed_state.namespaces_seq) and whether some name gave no namespace, and
 // reports whether it did. From then on the site's ns=unknown reads the
 // namespaces never checked, and the servers written since
-// (sinceNamespacesMark), instead of computing every server's row. It reads
+// (sinceMark), instead of computing every server's row. It reads
 // the change number before checking: a server that comes after the check
 // moves the number past the one recorded. Call it after the last write of
 // a pass that may move the number (categories do).

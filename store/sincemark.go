@@ -95,33 +95,7 @@ const lacksOwnCategory = `NOT EXISTS (SELECT 1 FROM server_categories sc
 
 // registryUncategorized lists the endpoints of Registry entries that have
 // no category row: one only the Registry declares then has none.
-const registryUncategorized = `SELECT DISTINCT rr.url_norm FROM registry_remotes rr
-	WHERE NOT EXISTS (SELECT 1 FROM server_categories sc
-	  WHERE sc.kind = 'registry' AND sc.registry = rr.source AND sc.subject = rr.name) LIMIT ?`
-
-// sinceCategoriesMark returns the servers that may have no category
-// without a row saying so, as of a categories mark at change number mark:
-// those whose records were written since without a category of their own,
-// and the endpoints of Registry entries without a row. common when more
-// than most records were written since, or more than most servers found.
-func (db *DB) sinceCategoriesMark(ctx context.Context, mark int64, most int) ([]SiteKey, bool, error) {
-	if mark < 0 {
-		return nil, true, nil // never marked
-	}
-	recs, common, err := recordsSince(ctx, db.sql, sinceRead{seq: mark, most: most, holds: lacksOwnCategory})
-	if err != nil || common {
-		return nil, common, err
-	}
-	keys := siteKeysOf(recs)
-	reg, err := collect(ctx, db.sql, scanString, registryUncategorized, most+1-len(keys))
-	if err != nil {
-		return nil, false, fmt.Errorf("categories since mark: %w", err)
-	}
-	for _, e := range reg {
-		keys = append(keys, SiteKey{Kind: KindEndpoint, Subject: e})
-	}
-	return keys, len(keys) > most, nil
-}
+const registryUncategorized = `SELECT DISTINCT rr.url_norm FROM registry_remotes rr WHERE ` + registryRowless + ` LIMIT ?`
 
 // registryNamespaceUnknown lists the endpoints of latest Registry entries
 // whose name gives no namespace or one not checked (%[1]s: the name's
@@ -129,25 +103,25 @@ func (db *DB) sinceCategoriesMark(ctx context.Context, mark int64, most int) ([]
 const registryNamespaceUnknown = `SELECT DISTINCT rr.url_norm FROM registry_remotes rr
 	WHERE NOT EXISTS (SELECT 1 FROM namespaces n WHERE n.namespace = %[1]s AND n.method <> '') LIMIT ?`
 
-// sinceNamespacesMark returns the servers that may have an unknown
-// namespace beyond those unknownServers finds, as of a namespaces mark at
-// change number mark: every server whose record was written since (its
-// name may give a namespace with no row, or none), and the endpoints of
-// Registry entries naming no checked namespace. common as for
-// sinceCategoriesMark.
-func (db *DB) sinceNamespacesMark(ctx context.Context, mark int64, most int) ([]SiteKey, bool, error) {
+// sinceMark returns the servers a facet may miss since its mark at change
+// number mark: those whose records were written since and for which holds
+// is true (recordsSince; "" for all), and the endpoints registry (a query
+// of Registry endpoints, its one argument the most to read) lists, since
+// those have no record. common when the mark was never taken, or when
+// more than most records were written since or more than most servers
+// found.
+func (db *DB) sinceMark(ctx context.Context, mark int64, most int, holds, registry string) ([]SiteKey, bool, error) {
 	if mark < 0 {
-		return nil, true, nil
+		return nil, true, nil // never marked
 	}
-	recs, common, err := recordsSince(ctx, db.sql, sinceRead{seq: mark, most: most})
+	recs, common, err := recordsSince(ctx, db.sql, sinceRead{seq: mark, most: most, holds: holds})
 	if err != nil || common {
 		return nil, common, err
 	}
 	keys := siteKeysOf(recs)
-	reg, err := collect(ctx, db.sql, scanString, fmt.Sprintf(registryNamespaceUnknown,
-		namespaceOf("rr.name", db.dialect.strpos)), most+1-len(keys))
+	reg, err := collect(ctx, db.sql, scanString, registry, most+1-len(keys))
 	if err != nil {
-		return nil, false, fmt.Errorf("namespaces since mark: %w", err)
+		return nil, false, fmt.Errorf("servers since a mark: %w", err)
 	}
 	for _, e := range reg {
 		keys = append(keys, SiteKey{Kind: KindEndpoint, Subject: e})

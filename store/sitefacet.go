@@ -74,7 +74,7 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 		// "none" is a row that says '', while every server has a row: a
 		// server without one has none too, and no index lists those. Since
 		// the mark that says so, the servers that may lack a row are added
-		// (sinceCategoriesMark).
+		// (sinceMark).
 		category := f.Category
 		if category == "none" {
 			category = ""
@@ -96,7 +96,7 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 				if err != nil || complete {
 					return complete, err
 				}
-				since, common, err := db.sinceCategoriesMark(ctx, mark, cmp.Or(db.facetMost, maxSearchCandidates))
+				since, common, err := db.sinceMark(ctx, mark, db.facetBound(), lacksOwnCategory, registryUncategorized)
 				if err != nil || common {
 					return false, err
 				}
@@ -110,7 +110,7 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 	case "":
 	case NSUnknown:
 		// From the mark, and the servers that may have come since
-		// (sinceNamespacesMark); when those are many, the page walks.
+		// (sinceMark); when those are many, the page walks.
 		out = append(out, &siteFacet{whole: func(ctx context.Context, db *DB, most int) ([]SiteKey, bool, error) {
 			complete, bare, mark, err := namespacesComplete(ctx, db.sql.QueryRowContext)
 			if err != nil {
@@ -120,7 +120,8 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 			if err != nil || common || complete {
 				return keys, common, err
 			}
-			since, common, err := db.sinceNamespacesMark(ctx, mark, most-len(keys))
+			since, common, err := db.sinceMark(ctx, mark, most-len(keys), "",
+				fmt.Sprintf(registryNamespaceUnknown, namespaceOf("rr.name", db.dialect.strpos)))
 			if err != nil || common {
 				return nil, true, err
 			}
@@ -342,6 +343,10 @@ func (db *DB) facetSubjects(ctx context.Context, arms []facetArm, after string, 
 	return out[:min(len(out), n)], nil
 }
 
+// facetBound is the most servers a facet may name and still drive a page
+// (maxSearchCandidates, or fewer in tests).
+func (db *DB) facetBound() int { return cmp.Or(db.facetMost, maxSearchCandidates) }
+
 // The first query of a faceted page reads siteSearchChunk candidates, and
 // each next one twice the last, up to maxFacetChunk.
 const maxFacetChunk = 2048
@@ -366,7 +371,7 @@ func (db *DB) siteFaceted(ctx context.Context, facets []*siteFacet, sel siteSele
 		var keys []SiteKey
 		switch {
 		case fc.whole != nil:
-			all, common, err := fc.whole(ctx, db, cmp.Or(db.facetMost, maxSearchCandidates))
+			all, common, err := fc.whole(ctx, db, db.facetBound())
 			if err != nil {
 				return nil, err
 			}
