@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"time"
 
 	"github.com/cardcrawl/cardcrawl/internal/failure"
 	"github.com/cardcrawl/cardcrawl/internal/fetch"
@@ -23,7 +24,10 @@ import (
 // follows) is no file, so everything is allowed; a 429 or 5xx, or no answer
 // at all, is an unreachable file, so nothing is, and the URLs it gates are
 // recorded with that failure's class (a host that does not answer for its
-// robots.txt is not asked again for the document).
+// robots.txt is not asked again for the document). An answer that was a
+// file, or none, is used from the store for a day after its fetch, in
+// later runs and by other workers too (RFC 9309 asks crawlers not to use a
+// cached file for longer); an unreachable file is asked for again.
 
 const (
 	kindRobots = "robots"
@@ -32,7 +36,32 @@ const (
 	// is forgotten, and asked again if a later domain needs it, so memory
 	// does not grow with the list while a host many cards live on stays.
 	maxRobotsHosts = 1_000
+	// robotsFresh is how long a stored answer is used without asking.
+	robotsFresh = 24 * time.Hour
 )
+
+// robotsAnswer is what one fetch of a robots.txt says about its host.
+type robotsAnswer int
+
+const (
+	robotsFile        robotsAnswer = iota // rules to obey
+	robotsNone                            // no file (a 4xx, or too many redirects): everything is allowed
+	robotsBusy                            // a 429 or 5xx: nothing is allowed
+	robotsUnreachable                     // no answer: nothing is allowed
+)
+
+func answerOf(status int, class failure.Class) robotsAnswer {
+	switch {
+	case class == failure.None:
+		return robotsFile
+	case class == failure.HTTP429 || class == failure.HTTP5xx:
+		return robotsBusy
+	case status >= 400 && status < 500, class == failure.RedirectLimit:
+		return robotsNone
+	default:
+		return robotsUnreachable
+	}
+}
 
 // robotsCache is one run's robots.txt answers, by origin.
 type robotsCache struct {
@@ -99,7 +128,7 @@ func (d *domainCrawl) robotsGate(ctx context.Context, kind, rawURL string) *fetc
 	for e == nil || e.rules == nil { // nil rules: its reader was interrupted, ask again
 		var mine bool
 		if e, mine = d.c.robots.claim(origin); mine {
-			read := d.readRobots(ctx, origin, e)
+			read := d.storedRobots(ctx, origin, e) || d.readRobots(ctx, origin, e)
 			if !read {
 				d.c.robots.forget(e) // no answer: the next domain asks again
 			}
@@ -138,18 +167,50 @@ func (d *domainCrawl) readRobots(ctx context.Context, origin string, e *robotsEn
 	}
 	d.record(ctx, f)
 	st := f.obs.Status
-	switch class := failure.Class(f.obs.Class); {
-	case class == failure.None:
+	switch answerOf(st, failure.Class(f.obs.Class)) {
+	case robotsFile:
 		e.rules = robots.Parse(f.body, d.c.robots.token)
-	case class == failure.HTTP429 || class == failure.HTTP5xx:
+	case robotsBusy:
 		e.rules, e.class = robots.DisallowAll(), f.obs.Class
 		e.reason = fmt.Sprintf("%s%s answered %d, so nothing on the host may be fetched (RFC 9309)", origin, robots.Path, st)
-	case st >= 400 && st < 500, class == failure.RedirectLimit:
-		e.rules = &robots.Rules{} // no file: everything is allowed
+	case robotsNone:
+		e.rules = &robots.Rules{}
 	default:
 		e.rules, e.class = robots.DisallowAll(), f.obs.Class
 		e.reason = fmt.Sprintf("%s%s could not be read (%s), so nothing on the host is fetched (RFC 9309)", origin, robots.Path,
 			f.obs.Reason)
+	}
+	return true
+}
+
+// storedRobots fills e from the store's latest fetch of origin's
+// robots.txt when that was an answer (a file, or none) less than
+// robotsFresh ago, and reports whether it did. --force asks again.
+func (d *domainCrawl) storedRobots(ctx context.Context, origin string, e *robotsEntry) bool {
+	if d.c.opts.Force {
+		return false
+	}
+	last, ok, err := d.c.opts.Store.LastFetch(ctx, origin+robots.Path)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.c.opts.Logger.Warn("reading the last robots.txt fetch", "origin", origin, "err", err)
+		}
+		return false
+	}
+	if !ok || d.now().Sub(last.FetchedAt) >= robotsFresh {
+		return false
+	}
+	switch answerOf(last.Status, failure.Class(last.Class)) {
+	case robotsFile:
+		body, err := d.c.opts.Store.Document(ctx, last.SHA256)
+		if err != nil {
+			return false // ask again
+		}
+		e.rules = robots.Parse(body, d.c.robots.token)
+	case robotsNone:
+		e.rules = &robots.Rules{}
+	default:
+		return false
 	}
 	return true
 }

@@ -36,6 +36,10 @@ Disallow: /closed/
 {"name":"com.example/open","version":"1.0.0","description":"Open","remotes":[{"type":"streamable-http","url":"https://open.example/mcp"}]}
 -- cardhost.example/closed/card.json --
 {"name":"com.example/closed","version":"1.0.0","description":"Closed","remotes":[{"type":"streamable-http","url":"https://closed.example/mcp"}]}
+-- again.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[{"identifier":"urn:air:again.example:mcp:open","type":"application/mcp-server-card+json","url":"https://cardhost.example/open/card.json"},{"identifier":"urn:air:again.example:mcp:closed","type":"application/mcp-server-card+json","url":"https://cardhost.example/closed/card.json"}]}
+-- later.example/.well-known/ai-catalog.json --
+{"specVersion":"1.0","entries":[{"identifier":"urn:air:later.example:mcp:open","type":"application/mcp-server-card+json","url":"https://cardhost.example/open/card.json"}]}
 -- norobots.example/.well-known/ai-catalog.json --
 {"specVersion":"1.0","entries":[{"identifier":"urn:air:norobots.example:mcp:also","type":"application/mcp-server-card+json","url":"https://cardhost.example/open/card.json"}]}
 -- down.example/robots.txt --
@@ -131,6 +135,64 @@ func TestRobots(t *testing.T) {
 	}
 	if robotsObs != len(wantAsked) {
 		t.Errorf("%d robots.txt observations, want %d", robotsObs, len(wantAsked))
+	}
+}
+
+// TestRobotsRemembered: a later run uses a robots.txt answer from the
+// store for a day after it was fetched, when it was a file or none; a file
+// that answered 503 is asked for again, and so is any file a day later, or
+// with --force.
+func TestRobotsRemembered(t *testing.T) {
+	w := newWorld(t, robotsWeb)
+	start := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	crawlAt := func(at time.Time, force bool, domains ...string) {
+		t.Helper()
+		opts := w.options()
+		opts.Robots, opts.Force = true, force
+		opts.Now = func() time.Time { return at }
+		w.crawl(context.Background(), opts, domains...)
+	}
+	asked := func() map[string]int {
+		n := map[string]int{}
+		for _, r := range w.web.Requests("") {
+			if r.Path == "/robots.txt" {
+				n[r.Host]++
+			}
+		}
+		return n
+	}
+
+	crawlAt(start, false, "ours.example", "norobots.example", "down.example")
+	// Two hours on: down.example is due again; cardhost's file and
+	// norobots' missing one are still answers.
+	crawlAt(start.Add(2*time.Hour), false, "again.example", "down.example")
+	want := map[string]int{"ours.example": 1, "cardhost.example": 1, "norobots.example": 1, "down.example": 2,
+		"again.example": 1}
+	if diff := cmp.Diff(want, asked()); diff != "" {
+		t.Errorf("robots.txt requests by host after two runs (-want +got):\n%s", diff)
+	}
+	if c := w.observationClasses("again.example", "card"); c["https://cardhost.example/open/card.json"] != "" ||
+		c["https://cardhost.example/closed/card.json"] != "robots" {
+		t.Errorf("again.example's card fetches: %v, want cardhost's stored rules obeyed", c)
+	}
+	for _, r := range w.web.Requests("cardhost.example") {
+		if strings.HasPrefix(r.Path, "/closed/") {
+			t.Errorf("fetched cardhost.example%s, which its stored robots.txt keeps out", r.Path)
+		}
+	}
+
+	// A day after cardhost's file was fetched, it is asked for again.
+	crawlAt(start.Add(25*time.Hour), false, "later.example")
+	want["cardhost.example"], want["later.example"] = 2, 1
+	if diff := cmp.Diff(want, asked()); diff != "" {
+		t.Errorf("robots.txt requests by host a day later (-want +got):\n%s", diff)
+	}
+
+	// --force asks again at once.
+	crawlAt(start.Add(26*time.Hour), true, "later.example")
+	want["cardhost.example"], want["later.example"] = 3, 2
+	if diff := cmp.Diff(want, asked()); diff != "" {
+		t.Errorf("robots.txt requests by host with --force (-want +got):\n%s", diff)
 	}
 }
 

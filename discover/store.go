@@ -39,6 +39,7 @@ type Frontier interface {
 type Documents interface {
 	AddObservations(ctx context.Context, fs ...store.Fetched) error
 	LastValidators(ctx context.Context, url string) (store.Validators, bool, error)
+	LastFetch(ctx context.Context, url string) (store.LastFetch, bool, error)
 	Document(ctx context.Context, sha256 string) ([]byte, error)
 }
 

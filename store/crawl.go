@@ -302,6 +302,36 @@ func (db *DB) LastValidators(ctx context.Context, url string) (v Validators, ok 
 	return v, true, nil
 }
 
+// LastFetch is what the most recent fetch of a URL found.
+type LastFetch struct {
+	FetchedAt time.Time
+	Status    int
+	Class     string
+	SHA256    string // the body it brought or confirmed; '' when none
+}
+
+const lastFetchQuery = `SELECT fetched_at, status, class, sha256 FROM observations
+	WHERE url = ? ORDER BY id DESC LIMIT 1`
+
+// LastFetch returns the most recent fetch of url, or ok=false when it was
+// never fetched.
+func (db *DB) LastFetch(ctx context.Context, url string) (f LastFetch, ok bool, err error) {
+	var at string
+	err = db.readRow(ctx, func(row *sql.Row) error {
+		return row.Scan(&at, &f.Status, &f.Class, &f.SHA256)
+	}, lastFetchQuery, url)
+	if errors.Is(err, sql.ErrNoRows) {
+		return LastFetch{}, false, nil
+	}
+	if err == nil {
+		f.FetchedAt, err = time.Parse(time.RFC3339Nano, at)
+	}
+	if err != nil {
+		return LastFetch{}, false, fmt.Errorf("last fetch of %s: %w", url, err)
+	}
+	return f, true, nil
+}
+
 // Document returns a stored body by its hash.
 func (db *DB) Document(ctx context.Context, sha256 string) ([]byte, error) {
 	var body []byte

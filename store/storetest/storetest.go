@@ -252,6 +252,9 @@ func testObservations(t *testing.T, open Open) {
 	if _, ok, err := st.LastValidators(ctx, u); err != nil || ok {
 		t.Fatalf("validators before any fetch: %v, %v", ok, err)
 	}
+	if _, ok, err := st.LastFetch(ctx, u); err != nil || ok {
+		t.Fatalf("last fetch before any fetch: %v, %v", ok, err)
+	}
 	body := []byte(`{"entries":[]}`)
 	check(t, st.AddObservations(ctx, store.Fetched{Observation: store.Observation{Domain: "a.example", Kind: "catalog", URL: u, FetchedAt: c.now(),
 		Status: 200, ETag: `"v1"`, SHA256: "sha-1", Size: int64(len(body)), FinalURL: u}, Body: body}))
@@ -262,6 +265,12 @@ func testObservations(t *testing.T, open Open) {
 	diff(t, "validators of the last good fetch", store.Validators{ETag: `"v1"`, SHA256: "sha-1", FinalURL: u}, v)
 	if !ok {
 		t.Error("no validators after a good fetch")
+	}
+	last, ok, err := st.LastFetch(ctx, u)
+	check(t, err)
+	diff(t, "the last fetch, a failed one", store.LastFetch{FetchedAt: c.now(), Class: "timeout"}, last)
+	if !ok {
+		t.Error("no last fetch after two")
 	}
 	got, err := st.Document(ctx, "sha-1")
 	check(t, err)
@@ -291,6 +300,9 @@ func testObservations(t *testing.T, open Open) {
 	got, err = st.Document(ctx, "sha-2")
 	check(t, err)
 	diff(t, "body saved with its domain", cardBody, got)
+	last, _, err = st.LastFetch(ctx, card)
+	check(t, err)
+	diff(t, "the last fetch saved with its domain", store.LastFetch{FetchedAt: c.now(), Status: 200, SHA256: "sha-2"}, last)
 }
 
 func testRuns(t *testing.T, open Open) {
