@@ -486,8 +486,10 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 			findings.Add(finding.Error, CodeNestedCatalogInvalid, e.DataPath(), err.Error())
 			return true
 		}
+		sha := sha256Hex(e.Data)
+		d.result.Bodies = append(d.result.Bodies, store.Body{SHA256: sha, ContentType: catalog.MediaTypeCatalog, Data: e.Data})
 		d.walk(ctx, cat, fs, catalogNode{key: pointerKey(n.key, e.DataPath()), parent: n.key,
-			depth: n.depth + 1, base: n.base, sha: sha256Hex(e.Data)})
+			depth: n.depth + 1, base: n.base, sha: sha})
 		return true
 	}
 	target := entryTarget(e)
@@ -573,6 +575,9 @@ func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogN
 func (d *domainCrawl) card(catalogKey string, e catalog.Entry, key, sourceURL string, raw []byte, inline bool) {
 	res := d.c.opts.Validator.Check(raw)
 	sha := sha256Hex(raw)
+	if inline {
+		d.result.Bodies = append(d.result.Bodies, store.Body{SHA256: sha, ContentType: catalog.MediaTypeServerCard, Data: raw})
+	}
 	card := res.Card
 	if card == nil {
 		card = &servercard.Card{}

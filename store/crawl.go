@@ -257,10 +257,8 @@ func addObservations(tx *txw, fs []Fetched) error {
 		}
 		fetchedAt := ts(o.FetchedAt)
 		if body := fs[i].Body; body != nil && o.SHA256 != "" {
-			if _, err := tx.exec(`INSERT INTO documents (sha256, size, content_type, body, first_seen) VALUES (?, ?, ?, ?, ?)
-			 ON CONFLICT (sha256) DO NOTHING`,
-				o.SHA256, len(body), o.ContentType, body, fetchedAt); err != nil {
-				return fmt.Errorf("store document: %w", err)
+			if err := addDocument(tx, o.SHA256, o.ContentType, body, fetchedAt); err != nil {
+				return err
 			}
 		}
 		if _, err := tx.exec(`INSERT INTO observations
@@ -272,6 +270,22 @@ func addObservations(tx *txw, fs []Fetched) error {
 			redirects, o.NotModified); err != nil {
 			return fmt.Errorf("add observation: %w", err)
 		}
+	}
+	return nil
+}
+
+// Body is a document's bytes by their hash, with the media type it came as.
+type Body struct {
+	SHA256      string
+	ContentType string
+	Data        []byte
+}
+
+// addDocument keeps a body by its hash; a body already kept stays as it is.
+func addDocument(tx *txw, sha256, contentType string, body []byte, at string) error {
+	if _, err := tx.exec(`INSERT INTO documents (sha256, size, content_type, body, first_seen) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (sha256) DO NOTHING`, sha256, len(body), contentType, body, at); err != nil {
+		return fmt.Errorf("store document: %w", err)
 	}
 	return nil
 }

@@ -47,6 +47,11 @@ type DomainResult struct {
 	// written: SaveDomain sets its Repeated, in the caller's slice.
 	Decisions []ProbeDecision
 
+	// Bodies are documents the domain's records name by hash that no
+	// fetch brought: the data of inline cards and catalogs. They are kept
+	// as fetched bodies are, so crawl --revalidate can re-judge them.
+	Bodies []Body
+
 	Catalogs []CatalogRecord
 	Entries  []EntryRecord
 	Cards    []CardRecord
@@ -143,6 +148,11 @@ func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 	now := ts(at)
 	if err := addObservations(tx, r.Fetches); err != nil {
 		return err
+	}
+	for _, b := range r.Bodies {
+		if err := addDocument(tx, b.SHA256, b.ContentType, b.Data, now); err != nil {
+			return err
+		}
 	}
 	// What the domain listed before, read in this transaction: a retried
 	// write reads it again.

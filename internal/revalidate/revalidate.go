@@ -35,9 +35,9 @@ type Entries interface {
 }
 
 // Summary counts what was re-judged. NoBody counts documents judged by
-// older rules whose body is not stored on its own (inline cards and
-// catalogs): they are re-judged when the document around them is next
-// fetched.
+// older rules whose body is not stored: inline cards and catalogs that a
+// build from before their data was kept crawled. They are re-judged when
+// the document around them is next fetched.
 type Summary struct {
 	Cards    int `json:"cards"`
 	Catalogs int `json:"catalogs"`

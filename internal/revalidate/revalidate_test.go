@@ -36,8 +36,9 @@ func codes(l finding.List) []string {
 
 // TestCrawledRejudgesFromStoredBodies: a card judged by older rules gets
 // the current validator's findings and grade from its stored body, keeps
-// the crawl's own findings, and is not judged again; an inline card (no
-// body of its own) is counted and left.
+// the crawl's own findings, and is not judged again; an inline card
+// stored without its body (as builds before inline data was kept did) is
+// counted and left.
 func TestCrawledRejudgesFromStoredBodies(t *testing.T) {
 	ctx := context.Background()
 	db := openStore(t)
