@@ -27,7 +27,7 @@ const (
 // stored document differently (a new finding, another severity or grade),
 // so that `crawl --revalidate` and the next Registry sync re-judge stored
 // documents without fetching them again.
-const RulesVersion = "registry/1"
+const RulesVersion = "registry/2"
 
 // Revalidate re-judges a stored entry's server.json with v: the findings
 // the entry parser made from the response around it (old, codes below) are

@@ -86,6 +86,20 @@ func TestValidate(t *testing.T) {
 		{"unknown schema", `{"$schema":"https://example.com/s.json","name":"com.example/ab","description":"d","version":"1.0.0"}`, []string{"schema_unknown"}},
 		{"snake case 2025-07-09", `{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-07-09/server.schema.json","name":"com.example/ab","description":"d","version":"1.0.0","packages":[{"registry_type":"npm","identifier":"x","version":"1.0.0","transport":{"type":"stdio"}}]}`, []string{"schema_version_deprecated", "unexpected_property"}},
 		{"not an object", `[1]`, []string{"not_object"}},
+		{"whitespace title", `{` + cur + `"name":"com.example/ab","title":"  ","description":"d","version":"1.0.0"}`, []string{"title_whitespace_only"}},
+		{"remote without url", `{` + cur + `"name":"com.example/ab","description":"d","version":"1.0.0","remotes":[{"type":"streamable-http","url":""}]}`, []string{"remote_transport_url_required", "schema_violation"}},
+		{"large publisher meta", `{` + cur + `"name":"com.example/ab","description":"d","version":"1.0.0","_meta":{"io.modelcontextprotocol.registry/publisher-provided":{"notes":"` + strings.Repeat("n", 4100) + `"}}}`, []string{"publisher_meta_too_large"}},
+		{"publisher meta at the limit", `{` + cur + `"name":"com.example/ab","description":"d","version":"1.0.0","_meta":{"io.modelcontextprotocol.registry/publisher-provided":{"notes":"` + strings.Repeat("n", 4096-len(`{"notes":""}`)) + `"}}}`, nil},
+		{"package with a space", `{` + cur + `"name":"com.example/ab","description":"d","version":"1.0.0","packages":[{"registryType":"npm","identifier":"my pkg","version":"1.0.0","transport":{"type":"stdio"}}]}`, []string{"package_name_has_spaces"}},
+		{"package version range", `{` + cur + `"name":"com.example/ab","description":"d","version":"1.0.0","packages":[{"registryType":"npm","identifier":"pkg","version":"1.x","transport":{"type":"stdio"}}]}`, []string{"version_looks_like_range"}},
+		{"named arguments", `{` + cur + `"name":"com.example/ab","description":"d","version":"1.0.0","packages":[{"registryType":"npm","identifier":"pkg","version":"1.0.0","transport":{"type":"stdio"},` +
+			`"runtimeArguments":[{"type":"named","name":"--dir <path>"},{"type":"named","name":"--port","value":"--port 8080"}],` +
+			`"packageArguments":[{"type":"named","name":"-v","default":"-v"},{"type":"positional","valueHint":"x y"}]}]}`,
+			[]string{"invalid_named_argument_name", "argument_value_starts_with_name", "argument_default_starts_with_name"}},
+		{"stdio with url", `{` + cur + `"name":"com.example/ab","description":"d","version":"1.0.0","packages":[{"registryType":"npm","identifier":"pkg","version":"1.0.0","transport":{"type":"stdio","url":"http://localhost:1/mcp"}}]}`, []string{"stdio_transport_url_not_empty"}},
+		{"package http template from env and hint", `{` + cur + `"name":"com.example/ab","description":"d","version":"1.0.0","packages":[{"registryType":"npm","identifier":"pkg","version":"1.0.0","transport":{"type":"streamable-http","url":"http://{host}:{port}/mcp"},` +
+			`"environmentVariables":[{"name":"host"}],"packageArguments":[{"type":"named","name":"--port","valueHint":"port"}]}]}`, nil},
+		{"package http template undefined", `{` + cur + `"name":"com.example/ab","description":"d","version":"1.0.0","packages":[{"registryType":"npm","identifier":"pkg","version":"1.0.0","transport":{"type":"sse","url":"http://localhost:{port}/sse"}}]}`, []string{"invalid_templated_url"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,7 +136,8 @@ func TestValidateMatchesRegistry(t *testing.T) {
 	implemented := map[string]bool{"invalid_server_name": true, "schema_version_deprecated": true, "schema_version_not_available": true,
 		"version_looks_like_range": true, "reserved_version_string": true, "invalid_remote_url": true, "invalid_templated_url": true,
 		"unsupported_remote_transport_type": true, "website_url_invalid_scheme": true, "icon_src_invalid_scheme": true,
-		"invalid_repository_url": true, "invalid_subfolder_path": true}
+		"invalid_repository_url": true, "invalid_subfolder_path": true, "stdio_transport_url_not_empty": true,
+		"invalid_named_argument_name": true}
 	v := validator(t)
 	for _, c := range cases {
 		t.Run(c.Case, func(t *testing.T) {

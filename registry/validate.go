@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -203,6 +204,16 @@ func semantic(obj map[string]any, fl *finding.List) map[string]bool {
 				add("unexpected_property", pointer([]string{"_meta", k}), fmt.Sprintf("_meta key %q; the Registry accepts only %s", k, publisherMetaKey))
 			}
 		}
+		// Checked when publishing, on the value encoded again as JSON.
+		if pp, ok := meta[publisherMetaKey]; ok {
+			if b, err := json.Marshal(pp); err == nil && len(b) > maxPublisherMeta {
+				add("publisher_meta_too_large", pointer([]string{"_meta", publisherMetaKey}),
+					fmt.Sprintf("publisher-provided _meta is %d bytes of JSON; the Registry accepts at most %d when publishing", len(b), maxPublisherMeta))
+			}
+		}
+	}
+	if title, ok := obj["title"].(string); ok && title != "" && strings.TrimSpace(title) == "" {
+		add("title_whitespace_only", "/title", "title is only whitespace")
 	}
 	if d, ok := obj["description"].(string); ok && len([]rune(d)) > 100 {
 		add("description_too_long", "/description", fmt.Sprintf("description is %d characters; the Registry accepts at most 100", len([]rune(d))))
@@ -226,9 +237,18 @@ func semantic(obj map[string]any, fl *finding.List) map[string]bool {
 					add("unexpected_property", path+pointer([]string{k}), fmt.Sprintf("unknown package member %q; the Registry rejects it", k))
 				}
 			}
-			if m["version"] == "latest" {
-				add("reserved_version_string", path+"/version", "package version \"latest\" is reserved")
+			if id, ok := m["identifier"].(string); ok && strings.Contains(id, " ") {
+				add("package_name_has_spaces", path+"/identifier", fmt.Sprintf("package identifier %q contains a space", id))
 			}
+			if ver, ok := m["version"].(string); ok {
+				if ver == "latest" {
+					add("reserved_version_string", path+"/version", "package version \"latest\" is reserved")
+				} else if versionRangePattern.MatchString(ver) {
+					add("version_looks_like_range", path+"/version", fmt.Sprintf("package version must be a specific version, not a range: %q", ver))
+				}
+			}
+			packageArguments(m, path, add)
+			packageTransport(m, path, add)
 		}
 	}
 	if w, ok := obj["websiteUrl"].(string); ok && !isHTTPS(w) {
@@ -262,6 +282,9 @@ func semantic(obj map[string]any, fl *finding.List) map[string]bool {
 			}
 			u, _ := m["url"].(string)
 			if u == "" {
+				if typ == "streamable-http" || typ == "sse" {
+					add("remote_transport_url_required", path+"/url", fmt.Sprintf("a %s remote needs a url", typ))
+				}
 				continue
 			}
 			vars, _ := m["variables"].(map[string]any)
@@ -280,6 +303,101 @@ func semantic(obj map[string]any, fl *finding.List) map[string]bool {
 		}
 	}
 	return flagged
+}
+
+// maxPublisherMeta is the most JSON the Registry accepts under
+// publisherMetaKey when publishing.
+const maxPublisherMeta = 4096
+
+// packageArguments applies the Registry's rules for named arguments: a
+// name, without '<', '>', ' ' or '$' (a value or a description written into
+// it), and a value and default that do not repeat it.
+func packageArguments(pkg map[string]any, path string, add func(code, path, msg string)) {
+	for _, list := range []string{"runtimeArguments", "packageArguments"} {
+		args, _ := pkg[list].([]any)
+		for i, a := range args {
+			m, _ := a.(map[string]any)
+			if m["type"] != "named" {
+				continue
+			}
+			apath := path + "/" + list + "/" + strconv.Itoa(i)
+			name, _ := m["name"].(string)
+			switch {
+			case name == "":
+				add("named_argument_name_required", apath+"/name", "a named argument needs a name")
+				continue
+			case strings.ContainsAny(name, "<> $"):
+				add("invalid_named_argument_name", apath+"/name", fmt.Sprintf("named argument name %q holds '<', '>', a space or '$'", name))
+			}
+			for _, field := range []string{"value", "default"} {
+				if v, _ := m[field].(string); v != "" && strings.HasPrefix(v, name) {
+					add("argument_"+field+"_starts_with_name", apath+"/"+field,
+						fmt.Sprintf("%s %q starts with the argument's name %q", field, v, name))
+				}
+			}
+		}
+	}
+}
+
+// packageTransport applies the Registry's rules for a package's transport:
+// stdio has no url, streamable-http and sse need one whose template
+// variables name an environment variable or an argument's name or value
+// hint, and no other type is supported.
+func packageTransport(pkg map[string]any, path string, add func(code, path, msg string)) {
+	tr, ok := pkg["transport"].(map[string]any)
+	if !ok {
+		return // the schema's finding
+	}
+	path += "/transport"
+	typ, _ := tr["type"].(string)
+	u, _ := tr["url"].(string)
+	switch typ {
+	case "stdio":
+		if u != "" {
+			add("stdio_transport_url_not_empty", path+"/url", "a stdio transport has no url: "+u)
+		}
+	case "streamable-http", "sse":
+		if u == "" {
+			add("streamable_transport_url_required", path+"/url", fmt.Sprintf("a %s transport needs a url", typ))
+			return
+		}
+		known := map[string]bool{}
+		if envs, ok := pkg["environmentVariables"].([]any); ok {
+			for _, e := range envs {
+				m, _ := e.(map[string]any)
+				if n, _ := m["name"].(string); n != "" {
+					known[n] = true
+				}
+			}
+		}
+		for _, list := range []string{"runtimeArguments", "packageArguments"} {
+			args, _ := pkg[list].([]any)
+			for _, a := range args {
+				m, _ := a.(map[string]any)
+				for _, k := range []string{"name", "valueHint"} {
+					if n, _ := m[k].(string); n != "" {
+						known[n] = true
+					}
+				}
+			}
+		}
+		var undefined []string
+		for _, mm := range templateVarRe.FindAllStringSubmatch(u, -1) {
+			if !known[mm[1]] {
+				undefined = append(undefined, mm[1])
+			}
+		}
+		parsed, err := url.Parse(untemplated(u))
+		if len(undefined) > 0 || err != nil || parsed.Scheme == "" || parsed.Host == "" {
+			msg := "transport url is not an absolute URL: " + u
+			if len(undefined) > 0 {
+				msg = fmt.Sprintf("template variables %v in %s name no environment variable or argument", undefined, u)
+			}
+			add("invalid_templated_url", path+"/url", msg)
+		}
+	default:
+		add("unsupported_transport_type", path+"/type", fmt.Sprintf("package transport type %q is not stdio, streamable-http or sse", typ))
+	}
 }
 
 func subfolderOK(p string) bool {
@@ -308,9 +426,13 @@ func isHTTPS(raw string) bool {
 	return err == nil && u.Scheme == "https" && u.Host != "" && !strings.ContainsAny(raw, "\"'<> \t\r\n")
 }
 
+// untemplated is a URL with each {variable} replaced by a value that fits
+// a host or a port, so the rest of it can be parsed.
+func untemplated(raw string) string { return templateVarRe.ReplaceAllString(raw, "1") }
+
 func remoteURLOK(raw string) bool {
 	// Templates are checked as written, with placeholder hosts allowed.
-	u, err := url.Parse(templateVarRe.ReplaceAllString(raw, "x"))
+	u, err := url.Parse(untemplated(raw))
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return false
 	}
