@@ -158,6 +158,8 @@ func namespaceSummary(r namespace.Result) string {
 			kept = " (seen " + d.KeptFrom + "; re-check failed: " + d.RecheckError + ")"
 		}
 		switch {
+		case d.Misplaced:
+			parts = append(parts, "TXT record at "+d.Name+", where the Registry does not look (it reads "+r.Domain+")")
 		case d.Found && d.CoversSubdomains:
 			parts = append(parts, "TXT key at parent "+d.Name+kept)
 		case d.Found:

@@ -175,6 +175,10 @@ type DNSCheck struct {
 	// CoversSubdomains: the record sits at a parent of the namespace's
 	// domain, which the Registry's DNS method accepts.
 	CoversSubdomains bool `json:"coversSubdomains,omitempty"`
+	// Misplaced: the record sits where the Registry does not look
+	// (misplacedPrefixes), a common mistake it names when the domain
+	// has none; it proves nothing there, so Found stays false.
+	Misplaced bool `json:"misplaced,omitempty"`
 	// KeptFrom and RecheckError: as in HTTPCheck, for a lookup that failed
 	// (timeout, SERVFAIL) where an earlier one had an answer.
 	KeptFrom     string `json:"keptFrom,omitempty"`
@@ -308,6 +312,7 @@ func (c *Checker) Check(ctx context.Context, ns Namespace, repoURLs []string) Re
 			d.CoversSubdomains = i > 0
 			r.DNS = append(r.DNS, d)
 		}
+		r.DNS = append(r.DNS, c.misplaced(ctx, ns.Domain, r.DNS)...)
 	}
 	setMethods(&r)
 	c.opts.Logger.Debug("namespace checked", "namespace", ns.Name, "method", r.Method)
@@ -424,6 +429,28 @@ func (c *Checker) checkDNS(ctx context.Context, name string) DNSCheck {
 	// Every TXT record is tried by the Registry.
 	d.Found = anyValid(d.Proofs)
 	return d
+}
+
+// misplacedPrefixes name where publishers put a TXT proof that the
+// Registry reads only at the domain itself.
+var misplacedPrefixes = []string{"_mcp-auth.", "_mcp-registry."}
+
+// misplaced looks, as the Registry does when a domain has no proof record,
+// for one at the names it does not read, and returns those found (marked
+// Misplaced). Nothing is looked up when a lookup failed or a record was
+// found where it belongs.
+func (c *Checker) misplaced(ctx context.Context, domain string, checks []DNSCheck) []DNSCheck {
+	if len(checks) == 0 || slices.ContainsFunc(checks, func(d DNSCheck) bool { return d.Error != "" || len(d.Records) > 0 }) {
+		return nil
+	}
+	var out []DNSCheck
+	for _, p := range misplacedPrefixes {
+		if d := c.checkDNS(ctx, p+domain); len(d.Records) > 0 {
+			d.Found, d.Misplaced = false, true
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // dnsNames lists where to look for TXT proofs: the domain, then at most

@@ -163,6 +163,10 @@ func TestCheck(t *testing.T) {
 	resolver := dnsServer(t, map[string][]string{
 		"example.com.":     {"google-site-verification=xyz", "v=MCPv1; k=ed25519; p=" + edKey()},
 		"bad.example.com.": {"v=MCPv1; k=ed25519; p=AAAA"},
+		// A proof where the Registry does not read it, and one beside a
+		// record where it does.
+		"_mcp-auth.example.net.":     {"v=MCPv1; k=ed25519; p=" + edKey()},
+		"_mcp-auth.bad.example.com.": {"v=MCPv1; k=ed25519; p=" + edKey()},
 	})
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/.well-known/mcp-registry-auth" {
@@ -212,6 +216,10 @@ func TestCheck(t *testing.T) {
 			DNS: []namespace.DNSCheck{
 				{Name: "bad.example.com", Records: []string{"v=MCPv1; k=ed25519; p=AAAA"}, Proofs: []namespace.Proof{{Algorithm: "ed25519", Key: "AAAA", Problem: "ed25519 key is 3 bytes, want 32"}}},
 				{Name: "example.com", Records: []string{edRecord}, Proofs: []namespace.Proof{ed}, Found: true, CoversSubdomains: true}}}},
+		{"net.example", namespace.Result{Method: "none",
+			HTTP: &namespace.HTTPCheck{URL: "https://example.net/.well-known/mcp-registry-auth", Class: "tls"},
+			DNS: []namespace.DNSCheck{{Name: "example.net"},
+				{Name: "_mcp-auth.example.net", Records: []string{edRecord}, Proofs: []namespace.Proof{ed}, Misplaced: true}}}},
 		{"org.example", namespace.Result{Method: "none",
 			HTTP: &namespace.HTTPCheck{URL: "https://example.org/.well-known/mcp-registry-auth", Class: "tls"},
 			DNS:  []namespace.DNSCheck{{Name: "example.org"}}}},
@@ -450,16 +458,18 @@ func TestRunRemovesNamespacesNoLongerNamed(t *testing.T) {
 }
 
 // TestCheckTXTNames: lookups walk parents nearest first, at most four,
-// the last one the registrable domain, never a public suffix.
+// the last one the registrable domain, never a public suffix; when none
+// holds a record, the two names a proof is often misplaced at follow.
 func TestCheckTXTNames(t *testing.T) {
 	tests := []struct {
 		ns   string
 		want []string
 	}{
-		{"com.example", []string{"TXT example.com"}},
-		{"uk.co.example.shop", []string{"TXT shop.example.co.uk", "TXT example.co.uk"}},
+		{"com.example", []string{"TXT example.com", "TXT _mcp-auth.example.com", "TXT _mcp-registry.example.com"}},
+		{"uk.co.example.shop", []string{"TXT shop.example.co.uk", "TXT example.co.uk",
+			"TXT _mcp-auth.shop.example.co.uk", "TXT _mcp-registry.shop.example.co.uk"}},
 		{"com.example.a.b.c.d.e", []string{"TXT e.d.c.b.a.example.com", "TXT d.c.b.a.example.com", "TXT c.b.a.example.com",
-			"TXT b.a.example.com", "TXT example.com"}},
+			"TXT b.a.example.com", "TXT example.com", "TXT _mcp-auth.e.d.c.b.a.example.com", "TXT _mcp-registry.e.d.c.b.a.example.com"}},
 		{"io.github", nil}, // github.io is a public suffix
 		{"uk.co", nil},     // so is co.uk
 	}
