@@ -230,7 +230,28 @@ func (d *domainCrawl) get(ctx context.Context, kind, rawURL, accept string) *fet
 			return f
 		}
 	}
-	req := fetch.Request{URL: rawURL, Accept: accept}
+	f := d.conditional(ctx, kind, fetch.Request{URL: rawURL, Accept: accept})
+	if f.obs.Class != "" {
+		return f
+	}
+	switch {
+	case kind == kindHomePage:
+		// A page, not a document: HTML is what we asked for.
+	case catalog.LooksLikeHTML(f.body):
+		f.fail(ClassSoft404, "an HTML page where JSON was expected")
+	case kind != kindCatalog && !json.Valid(f.body):
+		// Catalogs are checked by catalog.Parse in the same pass that
+		// parses them (ErrNotJSON → not_json); cards are checked here.
+		f.fail(ClassNotJSON, "the body is not JSON")
+	}
+	return f
+}
+
+// conditional fetches req.URL with the validators of its last fetch that
+// brought a body, and returns the body to work with: a 304's is the stored
+// one. The content is not judged.
+func (d *domainCrawl) conditional(ctx context.Context, kind string, req fetch.Request) *fetched {
+	rawURL := req.URL
 	v, haveV, err := d.lastValidators(ctx, rawURL)
 	if err != nil && ctx.Err() == nil {
 		d.c.opts.Logger.Warn("reading validators", "url", rawURL, "err", err)
@@ -270,16 +291,6 @@ func (d *domainCrawl) get(ctx context.Context, kind, rawURL, accept string) *fet
 	}
 	if f.finalURL == "" {
 		f.finalURL = rawURL
-	}
-	switch {
-	case kind == kindHomePage:
-		// A page, not a document: HTML is what we asked for.
-	case catalog.LooksLikeHTML(f.body):
-		f.fail(ClassSoft404, "an HTML page where JSON was expected")
-	case kind != kindCatalog && !json.Valid(f.body):
-		// Catalogs are checked by catalog.Parse in the same pass that
-		// parses them (ErrNotJSON → not_json); cards are checked here.
-		f.fail(ClassNotJSON, "the body is not JSON")
 	}
 	return f
 }

@@ -27,7 +27,8 @@ import (
 // robots.txt is not asked again for the document). An answer that was a
 // file, or none, is used from the store for a day after its fetch, in
 // later runs and by other workers too (RFC 9309 asks crawlers not to use a
-// cached file for longer); an unreachable file is asked for again.
+// cached file for longer), and then asked for with that fetch's validators,
+// so an unchanged file costs a 304; an unreachable file is asked for again.
 
 const (
 	kindRobots = "robots"
@@ -156,10 +157,7 @@ func (d *domainCrawl) robotsGate(ctx context.Context, kind, rawURL string) *fetc
 // readRobots fetches origin's robots.txt, records the fetch and fills e;
 // false when the run was interrupted.
 func (d *domainCrawl) readRobots(ctx context.Context, origin string, e *robotsEntry) bool {
-	f := d.fetch(ctx, kindRobots, fetch.Request{URL: origin + robots.Path, Accept: "text/plain"})
-	if f.obs.Class == "" {
-		f.body, f.obs.SHA256, f.obs.Size = f.resp.Body, f.resp.SHA256, int64(len(f.resp.Body))
-	}
+	f := d.conditional(ctx, kindRobots, fetch.Request{URL: origin + robots.Path, Accept: "text/plain"})
 	if f.obs.Class == fetch.ClassCanceled || ctx.Err() != nil {
 		// Interrupted, or this domain's time ran out: no answer about
 		// the host.

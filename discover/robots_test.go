@@ -30,6 +30,9 @@ Disallow: /
 -- ours.example/.well-known/ai-catalog.json --
 {"specVersion":"1.0","entries":[{"identifier":"urn:air:ours.example:mcp:open","type":"application/mcp-server-card+json","url":"https://cardhost.example/open/card.json"},{"identifier":"urn:air:ours.example:mcp:closed","type":"application/mcp-server-card+json","url":"https://cardhost.example/closed/card.json"}]}
 -- cardhost.example/robots.txt --
+HTTP 200
+ETag: "r1"
+
 User-agent: *
 Disallow: /closed/
 -- cardhost.example/open/card.json --
@@ -39,7 +42,7 @@ Disallow: /closed/
 -- again.example/.well-known/ai-catalog.json --
 {"specVersion":"1.0","entries":[{"identifier":"urn:air:again.example:mcp:open","type":"application/mcp-server-card+json","url":"https://cardhost.example/open/card.json"},{"identifier":"urn:air:again.example:mcp:closed","type":"application/mcp-server-card+json","url":"https://cardhost.example/closed/card.json"}]}
 -- later.example/.well-known/ai-catalog.json --
-{"specVersion":"1.0","entries":[{"identifier":"urn:air:later.example:mcp:open","type":"application/mcp-server-card+json","url":"https://cardhost.example/open/card.json"}]}
+{"specVersion":"1.0","entries":[{"identifier":"urn:air:later.example:mcp:open","type":"application/mcp-server-card+json","url":"https://cardhost.example/open/card.json"},{"identifier":"urn:air:later.example:mcp:closed","type":"application/mcp-server-card+json","url":"https://cardhost.example/closed/card.json"}]}
 -- norobots.example/.well-known/ai-catalog.json --
 {"specVersion":"1.0","entries":[{"identifier":"urn:air:norobots.example:mcp:also","type":"application/mcp-server-card+json","url":"https://cardhost.example/open/card.json"}]}
 -- down.example/robots.txt --
@@ -140,8 +143,8 @@ func TestRobots(t *testing.T) {
 
 // TestRobotsRemembered: a later run uses a robots.txt answer from the
 // store for a day after it was fetched, when it was a file or none; a file
-// that answered 503 is asked for again, and so is any file a day later, or
-// with --force.
+// that answered 503 is asked for again, and so is any file a day later
+// (conditionally), or with --force.
 func TestRobotsRemembered(t *testing.T) {
 	w := newWorld(t, robotsWeb)
 	start := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
@@ -181,11 +184,24 @@ func TestRobotsRemembered(t *testing.T) {
 		}
 	}
 
-	// A day after cardhost's file was fetched, it is asked for again.
+	// A day after cardhost's file was fetched, it is asked for again, with
+	// its ETag; the 304 confirms the stored rules, which still apply.
 	crawlAt(start.Add(25*time.Hour), false, "later.example")
 	want["cardhost.example"], want["later.example"] = 2, 1
 	if diff := cmp.Diff(want, asked()); diff != "" {
 		t.Errorf("robots.txt requests by host a day later (-want +got):\n%s", diff)
+	}
+	var revalidated []string
+	for _, r := range w.web.Requests("cardhost.example") {
+		if r.Path == "/robots.txt" {
+			revalidated = append(revalidated, r.IfNoneMatch)
+		}
+	}
+	if diff := cmp.Diff([]string{"", `"r1"`}, revalidated); diff != "" {
+		t.Errorf("If-None-Match of cardhost's robots.txt requests (-want +got):\n%s", diff)
+	}
+	if c := w.observationClasses("later.example", "card"); c["https://cardhost.example/closed/card.json"] != "robots" {
+		t.Errorf("later.example's card fetches: %v, want the closed card kept out after the 304", c)
 	}
 
 	// --force asks again at once.
