@@ -52,7 +52,7 @@ func (c *crawlFlags) register(fs interface {
 }) {
 	fs.BoolVar(&c.force, "force", false, "refetch even when the last result is still fresh (conditional requests are still sent)")
 	fs.BoolVar(&c.followLinks, "follow-links", false, "when the well-known catalog is missing, read the home page's rel=\"ai-catalog\" links (HTML and Link header)")
-	fs.BoolVar(&c.robots, "robots", false, "read each host's robots.txt (RFC 9309, for the User-Agent's first word, \"cardcrawl\" by default) and fetch no document it disallows; an unreachable one disallows the host")
+	fs.BoolVar(&c.robots, "robots", false, "read each host's robots.txt (RFC 9309, for the User-Agent's first word, \"cardcrawl\" by default) and fetch no document it disallows; an unreachable one disallows the host. An answer is used for a day, from the database in later runs")
 	fs.BoolVar(&c.legacyPaths, "legacy-paths", false, "also try /.well-known/mcp/server-card.json, /.well-known/mcp.json and /.well-known/mcp/catalog.json (recorded as non-standard)")
 	fs.IntVar(&c.maxDepth, "max-depth", 4, "maximum nesting depth of catalogs (0: do not follow nested catalogs)")
 	fs.DurationVar(&c.domainTimeout, "domain-timeout", 2*time.Minute, "time limit for one domain, its fetches and its probes together (what is not read keeps its earlier listings)")
