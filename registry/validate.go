@@ -288,13 +288,7 @@ func semantic(obj map[string]any, fl *finding.List) map[string]bool {
 				continue
 			}
 			vars, _ := m["variables"].(map[string]any)
-			var undefined []string
-			for _, mm := range templateVarRe.FindAllStringSubmatch(u, -1) {
-				if _, ok := vars[mm[1]]; !ok {
-					undefined = append(undefined, mm[1])
-				}
-			}
-			if len(undefined) > 0 {
+			if undefined := undefinedVariables(u, func(v string) bool { _, ok := vars[v]; return ok }); len(undefined) > 0 {
 				add("invalid_templated_url", path+"/url", fmt.Sprintf("template variables %v in %s are not defined in variables", undefined, u))
 			}
 			if !remoteURLOK(u) {
@@ -381,12 +375,7 @@ func packageTransport(pkg map[string]any, path string, add func(code, path, msg 
 				}
 			}
 		}
-		var undefined []string
-		for _, mm := range templateVarRe.FindAllStringSubmatch(u, -1) {
-			if !known[mm[1]] {
-				undefined = append(undefined, mm[1])
-			}
-		}
+		undefined := undefinedVariables(u, func(v string) bool { return known[v] })
 		parsed, err := url.Parse(untemplated(u))
 		if len(undefined) > 0 || err != nil || parsed.Scheme == "" || parsed.Host == "" {
 			msg := "transport url is not an absolute URL: " + u
@@ -424,6 +413,18 @@ func sortedKeys(m map[string]any) []string {
 func isHTTPS(raw string) bool {
 	u, err := url.Parse(raw)
 	return err == nil && u.Scheme == "https" && u.Host != "" && !strings.ContainsAny(raw, "\"'<> \t\r\n")
+}
+
+// undefinedVariables are the {variables} of a templated URL that defined
+// does not know, in order.
+func undefinedVariables(u string, defined func(string) bool) []string {
+	var out []string
+	for _, mm := range templateVarRe.FindAllStringSubmatch(u, -1) {
+		if !defined(mm[1]) {
+			out = append(out, mm[1])
+		}
+	}
+	return out
 }
 
 // untemplated is a URL with each {variable} replaced by a value that fits
