@@ -819,7 +819,8 @@ type FeedEntry struct {
 	// Registry is set, and CardKey empty, on an entry of servers only the
 	// Registry declares (source registry or all): the latest, active entry
 	// declaring them, and Records those of its endpoints no listed card
-	// declares; or, in a delta (EntryQuery.Since), the version that last
+	// declares; in FeedEntriesNamed, also that name's other versions,
+	// without records; or, in a delta (EntryQuery.Since), the version that last
 	// declared endpoints that left the Registry, and Records their
 	// tombstones.
 	Registry *FeedEntryRegistry
@@ -830,8 +831,12 @@ type FeedEntry struct {
 	Repeats bool
 }
 
-// Removed reports whether every record of the entry is a tombstone.
+// Removed reports whether the entry has records and every one is a
+// tombstone (an older Registry version, FeedEntriesNamed, has none).
 func (e *FeedEntry) Removed() bool {
+	if len(e.Records) == 0 {
+		return false
+	}
 	for i := range e.Records {
 		if !e.Records[i].Removed() {
 			return false
@@ -1224,20 +1229,31 @@ func readEntries(ctx context.Context, tx *readTx, keys []string, tombstones bool
 	return out, nil
 }
 
+// NamedQuery selects the entries of one name (FeedEntriesNamed).
+type NamedQuery struct {
+	Name string
+	FeedFilter
+	// IncludeDeleted adds the Registry's deleted versions of a name only
+	// it declares, as its include_deleted does.
+	IncludeDeleted bool
+}
+
 // FeedEntriesNamed returns the listed entries whose card has this name, in
 // the order of each card's first record (the first is what
 // .../versions/latest serves), of the records the filter keeps; with
-// source registry or all, then the entries of the latest, active Registry
-// entries of this name declaring endpoints no listed card declares (as
-// FeedEntries gives them), in registry order.
-func (db *DB) FeedEntriesNamed(ctx context.Context, name string, filter FeedFilter) ([]FeedEntry, error) {
+// source registry or all, then for each registry whose latest, active
+// entry of the name declares endpoints no listed card declares, that
+// entry (as FeedEntries gives it) and the name's other versions there,
+// newest published first as the Registry lists them (registryVersions).
+func (db *DB) FeedEntriesNamed(ctx context.Context, q NamedQuery) ([]FeedEntry, error) {
+	filter := q.FeedFilter
 	if !validSource(filter.Source) {
 		return nil, fmt.Errorf("read the feed: %w: source %q", ErrBadFilter, filter.Source)
 	}
 	var out []FeedEntry
 	err := db.readFeed(ctx, func(sqlTx *sql.Tx) error {
 		tx := db.reader(sqlTx)
-		where, args := filter.and(`f.name = ? AND f.removed_at IS NULL`, []any{name})
+		where, args := filter.and(`f.name = ? AND f.removed_at IS NULL`, []any{q.Name})
 		keys, err := collect(ctx, tx, scanString, `SELECT f.card_key FROM `+feedFrom+`
 			WHERE `+where+` GROUP BY f.card_key ORDER BY MIN(f.entry_first), f.card_key`, args...)
 		if err != nil {
@@ -1246,10 +1262,51 @@ func (db *DB) FeedEntriesNamed(ctx context.Context, name string, filter FeedFilt
 		if out, err = readEntries(ctx, tx, keys, false, filter); err != nil || !filter.withRegistryOnly() {
 			return err
 		}
-		return eachRegistryEntry(ctx, sqlTx, registryEntryQuery{FeedFilter: filter, Name: name}, subjectKey{}, feedReadPage,
-			func(e FeedEntry) (bool, error) { out = append(out, e); return true, nil })
+		var latest []FeedEntry
+		err = eachRegistryEntry(ctx, sqlTx, registryEntryQuery{FeedFilter: filter, Name: q.Name}, subjectKey{}, feedReadPage,
+			func(e FeedEntry) (bool, error) { latest = append(latest, e); return true, nil })
+		if err != nil {
+			return err
+		}
+		for _, e := range latest {
+			versions, err := registryVersions(ctx, sqlTx, e, q.IncludeDeleted)
+			if err != nil {
+				return err
+			}
+			out = append(out, versions...)
+		}
+		return nil
 	})
 	return out, err
+}
+
+// registryVersions returns a latest Registry entry of servers only it
+// declares with the other versions of its name in its registry (deleted
+// ones only when asked), newest published first, as the Registry's
+// .../versions orders them; those others have no records: the servers
+// found are their latest version's.
+func registryVersions(ctx context.Context, tx *sql.Tx, latest FeedEntry, includeDeleted bool) ([]FeedEntry, error) {
+	r := latest.Registry
+	cond := ""
+	if !includeDeleted {
+		cond = " AND status <> 'deleted'"
+	}
+	others, err := collect(ctx, tx, func(rows *sql.Rows) (FeedEntry, error) {
+		e := FeedEntryRegistry{Source: r.Source, Name: r.Name}
+		err := rows.Scan(&e.Version, &e.ChangedAt, &e.ServerJSON, &e.Status, &e.PublishedAt)
+		return FeedEntry{Registry: &e}, err
+	}, `SELECT version, changed_at, server_json, status, published_at FROM registry_entries
+		WHERE source = ? AND name = ? AND version <> ?`+cond, r.Source, r.Name, r.Version)
+	if err != nil {
+		return nil, fmt.Errorf("registry versions of %s: %w", r.Name, err)
+	}
+	out := append([]FeedEntry{latest}, others...)
+	published := func(e FeedEntry) time.Time {
+		t, _ := time.Parse(time.RFC3339Nano, e.Registry.PublishedAt)
+		return t
+	}
+	slices.SortStableFunc(out, func(a, b FeedEntry) int { return published(b).Compare(published(a)) })
+	return out, nil
 }
 
 // FeedVersion names the feed's current state: the database's identity and

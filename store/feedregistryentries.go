@@ -18,6 +18,11 @@ type FeedEntryRegistry struct {
 	Source, Name, Version string
 	ChangedAt             string
 	ServerJSON            string
+	// Status and PublishedAt are the Registry's for this version (empty
+	// when a tombstone's version is no longer stored); Latest is whether
+	// it is the name's latest (registry_entries.is_latest).
+	Status, PublishedAt string
+	Latest              bool
 }
 
 // registryEntryCursor starts the cursor of an entry of Registry-only
@@ -93,9 +98,10 @@ func registryEntriesPage(ctx context.Context, tx *sql.Tx, q registryEntryQuery, 
 	}
 	entries, err := collect(ctx, tx, func(rows *sql.Rows) (FeedEntryRegistry, error) {
 		var e FeedEntryRegistry
-		err := rows.Scan(&e.Source, &e.Name, &e.Version, &e.ChangedAt, &e.ServerJSON)
+		err := rows.Scan(&e.Source, &e.Name, &e.Version, &e.ChangedAt, &e.ServerJSON, &e.Status, &e.PublishedAt, &e.Latest)
 		return e, err
-	}, `SELECT e.source, e.name, e.version, e.changed_at, e.server_json FROM registry_entries e
+	}, `SELECT e.source, e.name, e.version, e.changed_at, e.server_json, e.status, e.published_at, e.is_latest = 1
+		FROM registry_entries e
 		LEFT JOIN server_categories rc ON rc.kind = '`+KindRegistry+`' AND rc.registry = e.source AND rc.subject = e.name
 		WHERE `+strings.Join(conds, " AND ")+` ORDER BY e.source, e.name LIMIT ?`, append(args, size)...)
 	if err != nil {
@@ -217,15 +223,25 @@ func registryGoneEntries(ctx context.Context, tx *sql.Tx, q registryEntryQuery, 
 	}
 	type gone struct {
 		source, name, version, serverJSON string
+		status, publishedAt               string
+		latest                            bool
 		rec                               FeedServer
+	}
+	// The entry stands for the version that declared the endpoint that
+	// went last.
+	entryOf := func(g gone) FeedEntryRegistry {
+		return FeedEntryRegistry{Source: g.source, Name: g.name, Version: g.version, ChangedAt: g.rec.RemovedAt,
+			ServerJSON: g.serverJSON, Status: g.status, PublishedAt: g.publishedAt, Latest: g.latest}
 	}
 	rows, err := collect(ctx, tx, func(rows *sql.Rows) (gone, error) {
 		var g gone
 		s := &g.rec
-		err := rows.Scan(&g.source, &g.name, &g.version, &g.serverJSON, &s.EndpointNorm, &s.Endpoint, &s.RemovedReason, &s.RemovedAt)
+		err := rows.Scan(&g.source, &g.name, &g.version, &g.serverJSON, &g.status, &g.publishedAt, &g.latest,
+			&s.EndpointNorm, &s.Endpoint, &s.RemovedReason, &s.RemovedAt)
 		s.kind, s.Name, s.UpdatedAt, s.Findings = kindEndpoint, g.name, s.RemovedAt, []string{}
 		return g, err
-	}, `SELECT g.source, g.name, g.version, COALESCE(e.server_json, ''), g.url_norm, g.url, g.reason, g.removed_at
+	}, `SELECT g.source, g.name, g.version, COALESCE(e.server_json, ''), COALESCE(e.status, ''), COALESCE(e.published_at, ''),
+		COALESCE(e.is_latest, 0) = 1, g.url_norm, g.url, g.reason, g.removed_at
 		FROM registry_gone g LEFT JOIN registry_entries e ON e.source = g.source AND e.name = g.name AND e.version = g.version
 		WHERE (g.source, g.name) IN (SELECT DISTINCT g.source, g.name FROM registry_gone g WHERE `+strings.Join(conds, " AND ")+`
 		                             ORDER BY g.source, g.name LIMIT ?)
@@ -241,12 +257,12 @@ func registryGoneEntries(ctx context.Context, tx *sql.Tx, q registryEntryQuery, 
 			e.Records = append(e.Records, g.rec)
 			if g.rec.RemovedAt > e.Registry.ChangedAt {
 				// The version that declared the endpoint that went last.
-				e.Registry.Version, e.Registry.ChangedAt, e.Registry.ServerJSON = g.version, g.rec.RemovedAt, g.serverJSON
+				*e.Registry = entryOf(g)
 			}
 			continue
 		}
-		out = append(out, FeedEntry{Registry: &FeedEntryRegistry{Source: g.source, Name: g.name, Version: g.version,
-			ChangedAt: g.rec.RemovedAt, ServerJSON: g.serverJSON}, Records: []FeedServer{g.rec}})
+		r := entryOf(g)
+		out = append(out, FeedEntry{Registry: &r, Records: []FeedServer{g.rec}})
 	}
 	return out, nil
 }

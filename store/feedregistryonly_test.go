@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -180,7 +181,7 @@ func testRegistryOnlyServers(t *testing.T, dsn string) {
 		{"com.example/x", "card", []string{"card https://a.example/card: " + card}},
 		{"com.example/x", "registry", []string{"card https://a.example/card: " + card}},
 	} {
-		es, err := db.FeedEntriesNamed(ctx, tc.name, store.FeedFilter{Source: tc.source})
+		es, err := db.FeedEntriesNamed(ctx, store.NamedQuery{Name: tc.name, FeedFilter: store.FeedFilter{Source: tc.source}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +189,7 @@ func testRegistryOnlyServers(t *testing.T, dsn string) {
 			t.Errorf("versions of %s, source %q (-want +got):\n%s", tc.name, tc.source, diff)
 		}
 	}
-	if _, err := db.FeedEntriesNamed(ctx, "x", store.FeedFilter{Source: "cards"}); err == nil {
+	if _, err := db.FeedEntriesNamed(ctx, store.NamedQuery{Name: "x", FeedFilter: store.FeedFilter{Source: "cards"}}); err == nil {
 		t.Error("versions with source cards: no error")
 	}
 }
@@ -216,4 +217,63 @@ func describeEntries(es []store.FeedEntry) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// TestRegistryVersionsNamed: the versions of a name only the Registry
+// declares are its latest entry and the others it holds, newest published
+// first by time (not by the text of the time: the Registry writes
+// fractional seconds only when there are some), deleted ones when asked.
+func TestRegistryVersionsNamed(t *testing.T) { eachDialect(t, testRegistryVersionsNamed) }
+
+func testRegistryVersionsNamed(t *testing.T, dsn string) {
+	clock := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	db := open(t, dsn, func() time.Time { return clock })
+	ctx := context.Background()
+	const reg, name, u = "https://registry.example", "example.v/multi", "https://multi.v.example/mcp"
+	entry := func(version, status, published string, latest bool) store.RegistryEntry {
+		return store.RegistryEntry{Source: reg, Name: name, Version: version, Status: status, PublishedAt: published,
+			ReportedLatest: latest, ServerJSON: `{"name":"` + name + `","version":"` + version + `","description":"v"}`}
+	}
+	entries := []store.RegistryEntry{
+		entry("1.0.0", "active", "2026-10-01T00:00:00Z", false),
+		entry("1.1.0", "deleted", "2026-10-01T00:00:00.5Z", false),
+		entry("2.0.0", "active", "2026-10-02T00:00:00Z", true),
+		entry("1.2.0", "deprecated", "2026-10-03T00:00:00Z", false),
+	}
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: entries}); err != nil {
+		t.Fatal(err)
+	}
+	doc := store.RegistryEntryDoc{Source: reg, Name: name, Version: "2.0.0", ChangedAt: store.FormatTime(clock)}
+	if err := db.ReplaceRegistryRemotes(ctx, doc, "sha", []store.RegistryRemote{{URLNorm: u, URL: u, Type: "streamable-http"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		source         string
+		includeDeleted bool
+		want           []string
+	}{
+		{"card", false, nil},
+		{"registry", false, []string{"1.2.0 deprecated 0", "2.0.0 active 1 " + u, "1.0.0 active 0"}},
+		{"all", true, []string{"1.2.0 deprecated 0", "2.0.0 active 1 " + u, "1.1.0 deleted 0", "1.0.0 active 0"}},
+	} {
+		es, err := db.FeedEntriesNamed(ctx, store.NamedQuery{Name: name, FeedFilter: store.FeedFilter{Source: tc.source},
+			IncludeDeleted: tc.includeDeleted})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range es {
+			s := fmt.Sprintf("%s %s %d", e.Registry.Version, e.Registry.Status, map[bool]int{true: 1}[e.Registry.Latest])
+			for _, r := range e.Records {
+				s += " " + r.EndpointNorm
+			}
+			if e.Removed() {
+				s += " removed"
+			}
+			got = append(got, s)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("source %s, deleted %v (-want +got):\n%s", tc.source, tc.includeDeleted, diff)
+		}
+	}
 }

@@ -35,6 +35,13 @@ func registryDouble(t *testing.T) (*registrytest.Double, []string) {
 			t.Fatalf("publish %d: %v", i, err)
 		}
 	}
+	return d, serveDouble(t, d)
+}
+
+// serveDouble serves d as registry.example.com and returns the network
+// flags reaching it.
+func serveDouble(t *testing.T, d *registrytest.Double) []string {
+	t.Helper()
 	srv := httptest.NewTLSServer(d)
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
@@ -42,7 +49,7 @@ func registryDouble(t *testing.T) (*registrytest.Double, []string) {
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return d, []string{"--url", "https://registry.example.com", "--connect-to", fmt.Sprintf("registry.example.com:443:%s:%s", u.Hostname(), u.Port()), "--ca-cert", ca}
+	return []string{"--url", "https://registry.example.com", "--connect-to", fmt.Sprintf("registry.example.com:443:%s:%s", u.Hostname(), u.Port()), "--ca-cert", ca}
 }
 
 func TestRegistrySyncDiffNamespaces(t *testing.T) {

@@ -31,9 +31,9 @@ func (c *readCounter) FeedEntryPage(ctx context.Context, q store.EntryQuery) (st
 	return c.DB.FeedEntryPage(ctx, q)
 }
 
-func (c *readCounter) FeedEntriesNamed(ctx context.Context, name string, f store.FeedFilter) ([]store.FeedEntry, error) {
+func (c *readCounter) FeedEntriesNamed(ctx context.Context, q store.NamedQuery) ([]store.FeedEntry, error) {
 	c.reads.Add(1)
-	return c.DB.FeedEntriesNamed(ctx, name, f)
+	return c.DB.FeedEntriesNamed(ctx, q)
 }
 
 // TestAPIAnswersKeptPerVersion: between two writes, asking for the same

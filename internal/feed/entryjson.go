@@ -86,6 +86,13 @@ func appendRegistryEntryParts(b []byte, e *RegistryEntry, parts *storedParts) []
 		n.strings("sources", d.Sources)
 	}
 	n.strOmit("registry", d.Registry)
+	if v := d.RegistryVersion; v != nil {
+		x := startObject(n.key("registryVersion").b)
+		x.str("status", v.Status)
+		x.boolean("isLatest", v.IsLatest)
+		x.strOmit("publishedAt", v.PublishedAt)
+		n.b = x.close()
+	}
 	m.b = n.close()
 	top.b = m.close()
 	return top.close()

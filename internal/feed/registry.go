@@ -38,6 +38,18 @@ type Discovery struct {
 	// Registry its registry's base URL; absent on a card's entry.
 	Sources  []string `json:"sources,omitempty"`
 	Registry string   `json:"registry,omitempty"`
+	// RegistryVersion is, in the API's answers, that entry's status there
+	// (a server's versions list the older ones too).
+	RegistryVersion *RegistryVersion `json:"registryVersion,omitempty"`
+}
+
+// RegistryVersion is what the Registry says of one version of a server:
+// its status, whether it is the latest (as cardcrawl elects it from the
+// versions it holds, registry entries' isLatest) and when it was published.
+type RegistryVersion struct {
+	Status      string `json:"status"`
+	IsLatest    bool   `json:"isLatest"`
+	PublishedAt string `json:"publishedAt,omitempty"`
 }
 
 // RemovedEntry says an entry's card no longer describes any listed
@@ -193,6 +205,8 @@ func newRegistryOnlyEntry(e *store.FeedEntry, api bool) RegistryEntry {
 	if api {
 		d.UpdatedAt = updated
 		d.Removed = removedEntry(e)
+		d.RegistryVersion = &RegistryVersion{Status: e.Registry.Status, IsLatest: e.Registry.Latest,
+			PublishedAt: e.Registry.PublishedAt}
 	}
 	return RegistryEntry{Server: srv, Meta: EntryMeta{Discovery: d}}
 }

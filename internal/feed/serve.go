@@ -23,7 +23,7 @@ type Store interface {
 	Source
 	FeedVersion(ctx context.Context) (string, error)
 	FeedEntries(ctx context.Context, q store.EntryQuery) ([]store.FeedEntry, bool, error)
-	FeedEntriesNamed(ctx context.Context, name string, filter store.FeedFilter) ([]store.FeedEntry, error)
+	FeedEntriesNamed(ctx context.Context, q store.NamedQuery) ([]store.FeedEntry, error)
 	// FeedEntryPage and CheckEntryRange keep a list page until a write
 	// reaches the span of the feed it shows.
 	FeedEntryPage(ctx context.Context, q store.EntryQuery) (store.EntryPage, error)
@@ -66,7 +66,7 @@ func (s *server) parseFilter(q url.Values) (store.FeedFilter, error) {
 
 // shapeVersion is part of every ETag: a cardcrawl that writes different
 // bytes for the same database must not match an old ETag.
-const shapeVersion = "f2"
+const shapeVersion = "f3"
 
 // Handler serves the feed: a read-only Registry v0.1 list API
 // (/v0.1/servers, /v0.1/servers/{name}/versions[/{version}]), the feed
@@ -336,8 +336,10 @@ func (s *server) listQuery(q url.Values) (store.EntryQuery, error) {
 
 // versions serves GET /v0.1/servers/{name}/versions: every listed card
 // claiming the name (names are assertions), the one latest serves first;
-// with source registry or all, then the Registry's latest, active entry of
-// the name when it declares a server no card does.
+// with source registry or all, then, when the Registry's latest, active
+// entry of the name declares a server no card does, every version of the
+// name it has, newest published first (deleted ones with include_deleted,
+// as the Registry's).
 // The name arrives percent-encoded ("com.example%2Fweather"); PathValue
 // has already decoded it once, and decoding it again would turn a literal
 // "%41" into "A" and refuse a name with "%" in it.
@@ -357,8 +359,8 @@ func (s *server) versions(w http.ResponseWriter, r *http.Request) {
 }
 
 // version serves GET /v0.1/servers/{name}/versions/{version}: "latest" is
-// the first card in feed order claiming the name, any other version the
-// first such card declaring that version.
+// the first card in feed order claiming the name, or else the Registry's
+// latest entry; any other version the first of /versions declaring it.
 func (s *server) version(w http.ResponseWriter, r *http.Request) {
 	entries, ok := s.named(w, r)
 	if !ok {
@@ -366,6 +368,10 @@ func (s *server) version(w http.ResponseWriter, r *http.Request) {
 	}
 	want := r.PathValue("version")
 	for i := range entries {
+		reg := entries[i].Registry
+		if want == "latest" && reg != nil && !reg.Latest {
+			continue
+		}
 		if e, ok := NewRegistryEntry(&entries[i], true); ok && (want == "latest" || e.Server.Version == want) {
 			writeJSONResponse(w, http.StatusOK, e)
 			return
@@ -380,7 +386,16 @@ func (s *server) named(w http.ResponseWriter, r *http.Request) ([]store.FeedEntr
 		problem(w, http.StatusBadRequest, err.Error())
 		return nil, false
 	}
-	entries, err := s.opts.Store.FeedEntriesNamed(r.Context(), r.PathValue("name"), store.FeedFilter{Source: filter.Source})
+	q := store.NamedQuery{Name: r.PathValue("name"), FeedFilter: store.FeedFilter{Source: filter.Source}}
+	switch v := r.URL.Query().Get("include_deleted"); v {
+	case "", "false":
+	case "true":
+		q.IncludeDeleted = true
+	default:
+		problem(w, http.StatusBadRequest, "include_deleted must be true or false, not "+strconv.Quote(v))
+		return nil, false
+	}
+	entries, err := s.opts.Store.FeedEntriesNamed(r.Context(), q)
 	if err != nil {
 		s.fail(w, err)
 		return nil, false

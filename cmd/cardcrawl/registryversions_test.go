@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/internal/feed"
+	"github.com/cardcrawl/cardcrawl/registry/registrytest"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// TestServeRegistryVersions: after a sync, serve lists the versions of a
+// name only the Registry declares as the Registry does (the double
+// answering as its handlers do): the same versions, newest published
+// first, deleted ones only with include_deleted; and latest is the
+// Registry's latest, not the newest published.
+func TestServeRegistryVersions(t *testing.T) {
+	clock := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	d := registrytest.New(func() time.Time { clock = clock.Add(time.Minute); return clock })
+	const name = "com.example/multi"
+	for _, v := range []struct {
+		version, url string
+		latest       bool
+	}{
+		{"1.0.0", "https://old.example.com/mcp", true},
+		{"1.1.0", "https://old.example.com/mcp", true},
+		{"2.0.0", "https://multi.example.com/mcp", true},
+		// A fix to the old line, published last: newest, not latest.
+		{"1.1.1", "https://old.example.com/mcp", false},
+	} {
+		s := fmt.Sprintf(`{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",`+
+			`"name":%q,"description":"Multi","version":%q,"remotes":[{"type":"streamable-http","url":%q}]}`, name, v.version, v.url)
+		if err := d.Publish(json.RawMessage(s), v.latest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.SetStatus(name, "1.1.0", "deleted", "withdrawn")
+	dbPath := filepath.Join(t.TempDir(), "r.db")
+	if code, _, stderr := run(t, "", append([]string{"registry", "sync", "--db", dbPath}, serveDouble(t, d)...)...); code != exitOK {
+		t.Fatalf("sync exit %d: %s", code, stderr)
+	}
+	db, err := store.Open(context.Background(), dbPath, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	srv := httptest.NewServer(feed.Handler(feed.ServerOptions{Store: db, Source: store.FeedSourceAll}))
+	t.Cleanup(srv.Close)
+
+	type version struct {
+		Version, Status string
+		Latest          bool
+	}
+	// What each answers: its versions, in order, with their status.
+	registry := func(path string) (int, []version) {
+		w := httptest.NewRecorder()
+		d.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		var list struct {
+			Servers []struct {
+				Server struct{ Version string }
+				Meta   struct {
+					Official registrytest.Official `json:"io.modelcontextprotocol.registry/official"`
+				} `json:"_meta"`
+			}
+		}
+		_ = json.Unmarshal(w.Body.Bytes(), &list)
+		var out []version
+		for _, s := range list.Servers {
+			out = append(out, version{s.Server.Version, s.Meta.Official.Status, s.Meta.Official.IsLatest})
+		}
+		return w.Code, out
+	}
+	served := func(path string) (int, []version) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var list struct {
+			Servers []feed.RegistryEntry
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&list)
+		var out []version
+		for _, s := range list.Servers {
+			v := version{Version: s.Server.Version}
+			if rv := s.Meta.Discovery.RegistryVersion; rv != nil {
+				v.Status, v.Latest = rv.Status, rv.IsLatest
+			}
+			out = append(out, v)
+		}
+		return resp.StatusCode, out
+	}
+	const versions = "/v0.1/servers/com.example%2Fmulti/versions"
+	for _, query := range []string{"", "?include_deleted=true", "?include_deleted=false"} {
+		wantCode, want := registry(versions + query)
+		code, got := served(versions + query)
+		if code != wantCode || len(want) < 3 {
+			t.Errorf("%s: %d, the Registry %d %v", query, code, wantCode, want)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("versions%s (-Registry +served):\n%s", query, diff)
+		}
+	}
+	for path, want := range map[string]int{
+		"/latest": http.StatusOK, "/1.0.0": http.StatusOK, "/1.1.1": http.StatusOK,
+		"/1.1.0": http.StatusNotFound, "/1.1.0?include_deleted=true": http.StatusOK, "/3.0.0": http.StatusNotFound,
+	} {
+		resp, err := http.Get(srv.URL + versions + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e feed.RegistryEntry
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s: %d, want %d", path, resp.StatusCode, want)
+		}
+		if path == "/latest" && (e.Server.Version != "2.0.0" || e.Meta.Discovery.RegistryVersion == nil ||
+			!e.Meta.Discovery.RegistryVersion.IsLatest || len(e.Meta.Discovery.Endpoints) != 1) {
+			t.Errorf("latest: %+v", e)
+		}
+	}
+	if resp, err := http.Get(srv.URL + versions + "?include_deleted=yes"); err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("include_deleted=yes: %v %v", resp, err)
+	}
+}
