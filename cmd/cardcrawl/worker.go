@@ -26,17 +26,23 @@ func init() {
 
 // workerFlags are worker's own flags; it takes every crawl flag too.
 type workerFlags struct {
-	lease         time.Duration
-	batch         int
-	grace         time.Duration
-	idle          time.Duration
-	registryEvery time.Duration
-	registryURL   string
-	asJSON        bool
+	lease          time.Duration
+	batch          int
+	grace          time.Duration
+	idle           time.Duration
+	registryEvery  time.Duration
+	registryURL    string
+	recomputeEvery time.Duration
+	asJSON         bool
 }
 
-// registrySchedule names the leader's Registry sync in the schedules table.
-const registrySchedule = "registry-sync"
+// The leader's schedules, by their names in the schedules table. The
+// leadership itself is keyed by registrySchedule, as it was before the
+// recomputation had a schedule, so workers of either build elect one.
+const (
+	registrySchedule  = "registry-sync"
+	recomputeSchedule = "recompute"
+)
 
 func runWorker(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "worker", "[flags]", joinLines(
@@ -45,8 +51,10 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		"freshness runs out (Cache-Control max-age, backoff after failures). Many workers, on one machine",
 		"or many, may share one PostgreSQL database (--db postgres://…): each domain is leased to one",
 		"worker at a time, a worker that dies loses its leases when they expire, and requests to any one",
-		"host are one at a time across all workers, Retry-After honoured by all. With --registry-every,",
-		"exactly one worker at a time (the leader) syncs the MCP Registry on that schedule and reconciles.",
+		"host are one at a time across all workers, Retry-After honoured by all. Exactly one worker at a",
+		"time (the leader) keeps diff, namespaces and the categories current: every --recompute-every, if",
+		"anything changed, it reconciles cards with the Registry entries, lists the namespaces and",
+		"recategorises (what crawl does at its end); with --registry-every it also syncs the MCP Registry.",
 		"Seed the frontier with 'cardcrawl domains add'; watch it with 'cardcrawl status'.",
 		"SIGTERM or Ctrl-C: stop leasing, finish in-flight domains within --grace, release the rest, exit 0."))
 	var (
@@ -66,6 +74,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	fs.DurationVar(&wf.idle, "idle", 10*time.Second, "when nothing is due, look again after this long (or when the next domain is due, if sooner)")
 	fs.DurationVar(&wf.registryEvery, "registry-every", 0, "sync the MCP Registry this often (leader only; 0: never)")
 	fs.StringVar(&wf.registryURL, "registry-url", registry.DefaultBaseURL, "registry base `URL` for --registry-every")
+	fs.DurationVar(&wf.recomputeEvery, "recompute-every", 10*time.Minute, "reconcile, list namespaces and recategorise this often when anything changed (leader only; 0: never)")
 	fs.BoolVar(&wf.asJSON, "json", false, "print the summary at exit as JSON")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
@@ -76,8 +85,8 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	switch {
 	case wf.lease < time.Second:
 		return usagef("--lease must be at least 1s")
-	case wf.grace < 0, wf.idle <= 0, wf.registryEvery < 0:
-		return usagef("--grace, --idle and --registry-every must not be negative (--idle positive)")
+	case wf.grace < 0, wf.idle <= 0, wf.registryEvery < 0, wf.recomputeEvery < 0:
+		return usagef("--grace, --idle, --registry-every and --recompute-every must not be negative (--idle positive)")
 	case wf.batch < 0:
 		return usagef("--lease-batch must not be negative")
 	}
@@ -142,7 +151,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	}()
 	var bg sync.WaitGroup
 	bg.Go(func() { w.heartbeat(hard) })
-	if wf.registryEvery > 0 {
+	if wf.registryEvery > 0 || wf.recomputeEvery > 0 {
 		bg.Go(func() { w.lead(ctx, client) })
 	}
 
@@ -191,6 +200,14 @@ type worker struct {
 	leader  atomic.Bool
 	// validator compiles the Registry's schemas once, at the first sync.
 	validator func() (*registry.Validator, error)
+	// recomputedAt is the store's feed version after the leader's last
+	// recomputation (its own writes included): while it has not moved,
+	// nothing needs recomputing.
+	recomputedAt string
+	// recomputeTook is how long the last recomputation took: the next
+	// waits at least ten times that, so a large database's full passes
+	// take at most a tenth of the leader's time.
+	recomputeTook time.Duration
 }
 
 // domains yields leased domains until ctx ends: whenever fewer than target
@@ -270,11 +287,15 @@ func (w *worker) heartbeat(ctx context.Context) {
 }
 
 // lead competes for the leadership and, while it holds it, runs the
-// Registry sync and the reconciliation after it on schedule, until ctx
-// ends.
+// Registry sync and the recomputation on their schedules, until ctx ends.
 func (w *worker) lead(ctx context.Context, client *fetch.Client) {
-	every := w.flags.registryEvery
-	tick := time.NewTicker(max(min(every/4, 10*time.Second), 50*time.Millisecond))
+	check := 10 * time.Second
+	for _, every := range []time.Duration{w.flags.registryEvery, w.flags.recomputeEvery} {
+		if every > 0 {
+			check = min(check, every/4)
+		}
+	}
+	tick := time.NewTicker(max(check, 50*time.Millisecond))
 	defer tick.Stop()
 	var l *store.Leadership
 	defer func() {
@@ -297,11 +318,14 @@ func (w *worker) lead(ctx context.Context, client *fetch.Client) {
 			if ok {
 				l = got
 				w.leader.Store(true)
-				w.log.Info("leading: the Registry sync is this worker's")
+				w.log.Info("leading: the Registry sync and the recomputation are this worker's")
 			}
 		}
-		if l != nil {
-			w.scheduled(ctx, client, every)
+		if l != nil && w.flags.registryEvery > 0 {
+			w.scheduled(ctx, client, w.flags.registryEvery)
+		}
+		if l != nil && w.flags.recomputeEvery > 0 {
+			w.recompute(ctx, w.flags.recomputeEvery)
 		}
 		select {
 		case <-ctx.Done():
@@ -320,9 +344,14 @@ func (w *worker) scheduled(ctx context.Context, client *fetch.Client, every time
 		}
 		return
 	}
+	before := w.feedVersion(ctx)
 	runErr := w.syncRegistry(ctx, client)
 	if runErr != nil {
 		w.log.Warn("scheduled registry sync failed", "err", runErr)
+	} else if before == w.recomputedAt {
+		// The sync recomputed: unless a crawl wrote meanwhile, the
+		// recomputation's next turn has nothing to do.
+		w.recomputedAt = w.feedVersion(ctx)
 	}
 	if err := w.st.FinishSchedule(context.WithoutCancel(ctx), registrySchedule, runErr); err != nil {
 		w.log.Warn("registry schedule", "err", err)
@@ -330,6 +359,51 @@ func (w *worker) scheduled(ctx context.Context, client *fetch.Client, every time
 	if _, err := w.st.SweepHostLeases(ctx); err != nil && ctx.Err() == nil {
 		w.log.Warn("sweeping host leases", "err", err)
 	}
+}
+
+// recompute runs what crawl runs at its end (the reconciliation, the
+// namespace list, the categories) when one is due and the feed changed
+// since the last: a worker never ends, so without it diff, namespaces
+// and the site's category and namespace filters would wait for a
+// Registry sync or a hand-run command.
+func (w *worker) recompute(ctx context.Context, every time.Duration) {
+	v := w.feedVersion(ctx)
+	if v == "" || v == w.recomputedAt {
+		return
+	}
+	claimed, err := w.st.ClaimSchedule(ctx, recomputeSchedule, w.id, max(every, 10*w.recomputeTook))
+	if err != nil || !claimed {
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn("recompute schedule", "err", err)
+		}
+		return
+	}
+	began := time.Now()
+	rec, runErr := pipeline.Recompute(ctx, w.st, pipeline.Options{Logger: w.log})
+	w.recomputeTook = time.Since(began)
+	switch {
+	case runErr != nil && ctx.Err() != nil:
+		// Stopping: the next leader's first turn runs it again.
+		runErr = errors.New("interrupted: the worker stopped")
+		w.log.Info("recomputation interrupted: the worker is stopping")
+	case runErr != nil:
+		w.log.Warn("scheduled recomputation failed", "err", runErr)
+	default:
+		w.recomputedAt = w.feedVersion(ctx)
+		w.log.Info("recomputed", "pairs", rec.Reconcile.Pairs, "namespaces", rec.Namespaces.Namespaces, "took", w.recomputeTook)
+	}
+	if err := w.st.FinishSchedule(context.WithoutCancel(ctx), recomputeSchedule, runErr); err != nil {
+		w.log.Warn("recompute schedule", "err", err)
+	}
+}
+
+// feedVersion is the store's feed version, "" when it cannot be read.
+func (w *worker) feedVersion(ctx context.Context) string {
+	v, err := w.st.FeedVersion(ctx)
+	if err != nil && ctx.Err() == nil {
+		w.log.Warn("reading the feed version", "err", err)
+	}
+	return v
 }
 
 func (w *worker) syncRegistry(ctx context.Context, client *fetch.Client) error {

@@ -362,10 +362,10 @@ func TestWorkerLeaderSyncsOncePerPeriod(t *testing.T) {
 	a, b := startProc(t, args...), startProc(t, args...)
 	schedule := func() store.Schedule {
 		s, err := st.Status(ctx, time.Now().Add(-time.Hour))
-		if err != nil || len(s.Schedules) == 0 {
+		if err != nil {
 			return store.Schedule{}
 		}
-		return s.Schedules[0]
+		return scheduleNamed(s, registrySchedule)
 	}
 	waitFor(t, "three syncs", time.Minute, func() bool { return schedule().Runs >= 3 })
 	first := schedule().LastWorker
