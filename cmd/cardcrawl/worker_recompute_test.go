@@ -4,9 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -39,18 +37,7 @@ func TestWorkerRecomputes(t *testing.T) {
 	if code, _, stderr := run(t, "", sync...); code != exitOK {
 		t.Fatalf("registry sync: exit %d: %s", code, stderr)
 	}
-	list := filepath.Join(t.TempDir(), "domains.txt")
-	if err := os.WriteFile(list, []byte(strings.Join(w.domains, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, stderr := run(t, "", "domains", "add", "--db", dsn, "--domains", list); code != exitOK {
-		t.Fatalf("domains add: exit %d: %s", code, stderr)
-	}
-	st, err := store.Open(ctx, dsn, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, status := w.seedFrontier(t, dsn)
 	pairs := func() int {
 		var n int
 		if err := st.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM reconcile_results WHERE kind = 'pair'`).Scan(&n); err != nil {
@@ -63,13 +50,6 @@ func TestWorkerRecomputes(t *testing.T) {
 	}
 	worker := startProc(t, append([]string{"worker", "--db", dsn, "--idle", "100ms", "--recompute-every", "200ms",
 		"--probe", "never"}, w.netArgs()...)...)
-	status := func() store.Status {
-		s, err := st.Status(ctx, time.Now().Add(-time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
 	waitFor(t, "the cards paired with the Registry's entries", 2*time.Minute, func() bool {
 		c := scheduleNamed(status(), recomputeSchedule)
 		return pairs() > 0 && c.LastDoneAt >= c.LastStartedAt && c.LastError == ""

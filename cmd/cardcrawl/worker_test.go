@@ -97,6 +97,32 @@ func (w *workerWeb) netArgs() []string {
 	return []string{"--connect-to", w.web.ConnectTo(), "--ca-cert", w.ca}
 }
 
+// seedFrontier puts the web's domains on the frontier of dsn, as
+// 'domains add' does, and returns a read-only store on it and a reader of
+// its status (workers of the last hour).
+func (w *workerWeb) seedFrontier(t *testing.T, dsn string) (*store.DB, func() store.Status) {
+	t.Helper()
+	list := filepath.Join(t.TempDir(), "domains.txt")
+	if err := os.WriteFile(list, []byte(strings.Join(w.domains, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "", "domains", "add", "--db", dsn, "--domains", list); code != exitOK {
+		t.Fatalf("domains add: exit %d: %s", code, stderr)
+	}
+	st, err := store.Open(context.Background(), dsn, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, func() store.Status {
+		s, err := st.Status(context.Background(), time.Now().Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+}
+
 // checkPoliteness fails the test if any host ever had two requests in
 // flight at once, or if the shared host was asked again before the
 // Retry-After it gave had passed.
@@ -218,25 +244,7 @@ func TestWorkersShareFrontier(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.NewDB(t)
 	w := newWorkerWeb(t, workerDomains())
-	list := filepath.Join(t.TempDir(), "domains.txt")
-	if err := os.WriteFile(list, []byte(strings.Join(w.domains, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, stderr := run(t, "", "domains", "add", "--db", dsn, "--domains", list); code != exitOK {
-		t.Fatalf("domains add: exit %d: %s", code, stderr)
-	}
-	st, err := store.Open(ctx, dsn, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	status := func() store.Status {
-		s, err := st.Status(ctx, time.Now().Add(-time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	st, status := w.seedFrontier(t, dsn)
 	total := status().Frontier.Domains
 	if total != len(w.domains) {
 		t.Fatalf("frontier holds %d domains, want %d", total, len(w.domains))
