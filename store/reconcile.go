@@ -32,14 +32,19 @@ func (db *DB) EachListedCard(ctx context.Context, fn func(ReconcileCard) error) 
 		func(c ReconcileCard) string { return c.Key }, fn)
 }
 
+// listedCardPage bounds the listings' key as well as the cards': given the
+// semi-join by key, PostgreSQL merges the two indexes in key order, and
+// without the bound its scan of listings_card started at the first key,
+// so each page read every listing before it (7-11 ms a page at 100,000
+// cards, 0.2 ms with it).
 func (db *DB) listedCardPage(ctx context.Context, after string) ([]ReconcileCard, error) {
 	cards, err := collect(ctx, db.sql, func(rows *sql.Rows) (ReconcileCard, error) {
 		var c ReconcileCard
 		err := rows.Scan(&c.Key, &c.JSON)
 		return c, err
 	}, `SELECT c.key, c.json FROM cards c
-		WHERE c.key > ? AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = TRUE)
-		ORDER BY c.key LIMIT ?`, after, cardPage)
+		WHERE c.key > ? AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.card_key > ? AND l.active = TRUE)
+		ORDER BY c.key LIMIT ?`, after, after, cardPage)
 	if err != nil {
 		return nil, fmt.Errorf("read cards: %w", err)
 	}
