@@ -139,7 +139,6 @@ func copyTable(ctx context.Context, src *DB, tx *sql.Tx, table string, progress 
 	}
 	per := max(1, min(500, copyBatchParams/len(cols)))
 	head := `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES `
-	one := `(?` + strings.Repeat(", ?", len(cols)-1) + `)`
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
@@ -151,7 +150,7 @@ func copyTable(ctx context.Context, src *DB, tx *sql.Tx, table string, progress 
 		if inBatch == 0 {
 			return nil
 		}
-		q := head + one + strings.Repeat(", "+one, inBatch-1)
+		q := head + valueRows(len(cols), inBatch)
 		if _, err := tx.ExecContext(ctx, q, batch...); err != nil {
 			return err
 		}
@@ -179,6 +178,15 @@ func copyTable(ctx context.Context, src *DB, tx *sql.Tx, table string, progress 
 		return total, err
 	}
 	return total, flush()
+}
+
+// valueRows is the VALUES list of a multi-row INSERT of n rows of cols
+// columns. On PostgreSQL one statement a row is a round trip a row; rows
+// at a time keep within both databases' limits on parameters (under
+// copyBatchParams a statement).
+func valueRows(cols, n int) string {
+	one := `(?` + strings.Repeat(", ?", cols-1) + `)`
+	return one + strings.Repeat(", "+one, n-1)
 }
 
 // columnKinds reads how dst declares each column ("TEXT", "BYTEA", "INT8",
