@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -305,13 +306,23 @@ type NamespaceRow struct {
 	CheckedAt string
 }
 
-const upsertNamespace = `INSERT INTO namespaces (namespace, kind, domain, method, result, checked_at, swept_at)
-VALUES (?, ?, ?, ?, ?, ?, ?)
+// upsertNamespaces is the head of a multi-row upsert of namespace rows
+// (namespaceColumns columns a row), then its conflict clause.
+const (
+	upsertNamespaces = `INSERT INTO namespaces (namespace, kind, domain, method, result, checked_at, swept_at) VALUES `
+	namespaceColumns = 7
+	onNamespace      = `
 ON CONFLICT (namespace) DO UPDATE SET kind = excluded.kind, domain = excluded.domain,
   method = CASE WHEN excluded.checked_at = '' THEN namespaces.method ELSE excluded.method END,
   result = CASE WHEN excluded.checked_at = '' THEN namespaces.result ELSE excluded.result END,
   checked_at = CASE WHEN excluded.checked_at = '' THEN namespaces.checked_at ELSE excluded.checked_at END,
   swept_at = CASE WHEN excluded.swept_at > namespaces.swept_at THEN excluded.swept_at ELSE namespaces.swept_at END`
+)
+
+// namespacesPerStatement is how many namespace rows one read and one
+// upsert take: a statement a row was two round trips a namespace on
+// PostgreSQL (100,000 for 50,000 namespaces, half the recomputation).
+const namespacesPerStatement = 128
 
 // SaveNamespaces upserts namespace rows. A row with CheckedAt "" (only
 // classified, not checked) never overwrites an earlier check's outcome.
@@ -328,45 +339,76 @@ func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, sweep str
 		return fmt.Errorf("save namespaces: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, upsertNamespace)
-	if err != nil {
-		return fmt.Errorf("save namespaces: %w", err)
-	}
-	defer stmt.Close()
-	read, err := tx.PrepareContext(ctx, `SELECT kind, domain, method, result FROM namespaces WHERE namespace = ?`)
-	if err != nil {
-		return fmt.Errorf("save namespaces: %w", err)
-	}
-	defer read.Close()
 	var seq int64
 	now := db.Now()
 	feed := &txw{ctx: ctx, tx: tx, stmts: &db.stmts}
+	for len(rows) > 0 {
+		// An upsert may change a row once: a namespace named twice ends a
+		// statement's rows, so the second comes after the first, as if
+		// one at a time.
+		n := 0
+		seen := map[string]bool{}
+		for n < len(rows) && n < namespacesPerStatement && !seen[rows[n].Namespace] {
+			seen[rows[n].Namespace] = true
+			n++
+		}
+		if err := saveNamespaceRows(ctx, tx, feed, rows[:n], sweep, now, &seq); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("save namespaces: %w", err)
+	}
+	return nil
+}
+
+// saveNamespaceRows upserts rows, each namespace once, in one statement
+// after reading what they held, and touches the feed records of those that
+// changed.
+func saveNamespaceRows(ctx context.Context, tx *sql.Tx, feed *txw, rows []NamespaceRow, sweep, now string, seq *int64) error {
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.Namespace
+	}
+	in, inArgs := inList(names)
+	before, err := tx.QueryContext(ctx, `SELECT namespace, kind, domain, method, result FROM namespaces WHERE namespace IN (`+in+`)`, inArgs...)
+	if err != nil {
+		return fmt.Errorf("save namespaces: %w", err)
+	}
+	old := make(map[string]NamespaceRow, len(rows))
+	err = scanEach(before, func() error {
+		var o NamespaceRow
+		if err := before.Scan(&o.Namespace, &o.Kind, &o.Domain, &o.Method, &o.Result); err != nil {
+			return err
+		}
+		old[o.Namespace] = o
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("save namespaces: %w", err)
+	}
+	args := make([]any, 0, len(rows)*namespaceColumns)
 	for _, r := range rows {
-		if r.Result == "" {
-			r.Result = "{}"
+		args = append(args, r.Namespace, r.Kind, r.Domain, r.Method, cmp.Or(r.Result, "{}"), normTime(r.CheckedAt), sweep)
+	}
+	if _, err := tx.ExecContext(ctx, upsertNamespaces+valueRows(namespaceColumns, len(rows))+onNamespace, args...); err != nil {
+		return fmt.Errorf("save namespaces: %w", err)
+	}
+	for _, r := range rows {
+		r.Result = cmp.Or(r.Result, "{}")
+		o := old[r.Namespace]
+		if r.CheckedAt == "" && o.Kind != "" {
+			r.Method, r.Result = o.Method, o.Result // kept by the upsert
 		}
-		var old NamespaceRow
-		err := read.QueryRowContext(ctx, r.Namespace).Scan(&old.Kind, &old.Domain, &old.Method, &old.Result)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("save namespace %s: %w", r.Namespace, err)
-		}
-		if _, err := stmt.ExecContext(ctx, r.Namespace, r.Kind, r.Domain, r.Method, r.Result, normTime(r.CheckedAt), sweep); err != nil {
-			return fmt.Errorf("save namespace %s: %w", r.Namespace, err)
-		}
-		if r.CheckedAt == "" && old.Kind != "" {
-			r.Method, r.Result = old.Method, old.Result // kept by the upsert
-		}
-		if old.Kind == r.Kind && old.Domain == r.Domain && old.Method == r.Method && old.Result == r.Result {
+		if o.Kind == r.Kind && o.Domain == r.Domain && o.Method == r.Method && o.Result == r.Result {
 			continue // checked again, nothing new
 		}
 		// The records named under it carry how it was verified: the names
 		// from "ns/" up to "ns0" ('0' follows '/'), by the name index.
-		if err := touchFeedRecords(feed, now, &seq, `name >= ? AND name < ?`, r.Namespace+"/", r.Namespace+"0"); err != nil {
+		if err := touchFeedRecords(feed, now, seq, `name >= ? AND name < ?`, r.Namespace+"/", r.Namespace+"0"); err != nil {
 			return fmt.Errorf("save namespace %s: %w", r.Namespace, err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("save namespaces: %w", err)
 	}
 	return nil
 }

@@ -146,3 +146,43 @@ func testEachNamedDocMergesInNameOrder(t *testing.T, dsn string) {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
 }
+
+// TestSaveNamespacesInStatements: rows saved many to a statement end as
+// they would one at a time: past a statement's size, and with a namespace
+// named twice in one call (a check, then a classification that must not
+// undo it).
+func TestSaveNamespacesInStatements(t *testing.T) {
+	eachDialect(t, testSaveNamespacesInStatements)
+}
+
+func testSaveNamespacesInStatements(t *testing.T, dsn string) {
+	var clock time.Time
+	db := open(t, dsn, func() time.Time { clock = clock.Add(time.Second); return clock })
+	ctx := context.Background()
+	var rows, want []store.NamespaceRow
+	for i := range 300 {
+		r := store.NamespaceRow{Namespace: fmt.Sprintf("com.example%03d", i), Kind: "domain", Domain: fmt.Sprintf("example%03d.com", i)}
+		if i%7 == 0 {
+			r.Method, r.Result, r.CheckedAt = "http", `{"method":"http"}`, "t1"
+		}
+		rows = append(rows, r)
+		w := r
+		if w.Result == "" {
+			w.Result = "{}"
+		}
+		want = append(want, w)
+	}
+	// com.example007 again, only classified: it keeps the check above.
+	rows = append(rows[:50], append([]store.NamespaceRow{{Namespace: "com.example007", Kind: "domain", Domain: "example007.com"}},
+		rows[50:]...)...)
+	if err := db.SaveNamespaces(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Namespaces(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("namespaces (-want +got):\n%s", diff)
+	}
+}
