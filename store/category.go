@@ -27,18 +27,21 @@ type ProbeTools struct {
 
 // EachLatestOKProbe calls fn for every endpoint with an ok probe, in URL
 // order, a page at a time, with the probe's record only when its tool set is
-// not yet in endpoint_tools.
+// not yet in endpoint_tools. The probe and the tool set are looked up by
+// key for each of the page's endpoints: as joins, PostgreSQL hashed the
+// whole of both tables for every page (26-85 ms a page at 43,000 probes,
+// 3 ms this way), and the record is not read when the tools are stored.
 func (db *DB) EachLatestOKProbe(ctx context.Context, fn func(ProbeTools) error) error {
 	return eachPage(categoryPage, func(after string) ([]ProbeTools, error) {
 		page, err := collect(ctx, db.sql, func(rows *sql.Rows) (ProbeTools, error) {
 			var p ProbeTools
 			err := rows.Scan(&p.RemoteNorm, &p.ProbeID, &p.Result)
 			return p, err
-		}, `SELECT last.remote_norm, last.id, CASE WHEN t.probe_id = last.id THEN '' ELSE p.result END
+		}, `SELECT last.remote_norm, last.id,
+			  CASE WHEN (SELECT t.probe_id FROM endpoint_tools t WHERE t.remote_norm = last.remote_norm) = last.id
+			  THEN '' ELSE (SELECT p.result FROM probes p WHERE p.id = last.id) END
 			FROM (SELECT remote_norm, MAX(id) AS id FROM probes WHERE outcome = 'ok' AND remote_norm > ?
 			      GROUP BY remote_norm ORDER BY remote_norm LIMIT ?) last
-			JOIN probes p ON p.id = last.id
-			LEFT JOIN endpoint_tools t ON t.remote_norm = last.remote_norm
 			ORDER BY last.remote_norm`, after, categoryPage)
 		if err != nil {
 			return nil, fmt.Errorf("latest ok probes: %w", err)
