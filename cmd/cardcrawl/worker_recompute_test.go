@@ -30,8 +30,14 @@ func scheduleNamed(s store.Status, name string) store.Schedule {
 // a worker has crawled the demo's domains, diff pairs their cards with
 // the entries, without another sync or a command run by hand.
 func TestWorkerRecomputes(t *testing.T) {
+	// On SQLite the one worker's crawl and its recomputation share the
+	// one writer connection.
+	t.Run("sqlite", func(t *testing.T) { testWorkerRecomputes(t, filepath.Join(t.TempDir(), "w.db")) })
+	t.Run("postgres", func(t *testing.T) { testWorkerRecomputes(t, pgtest.NewDB(t)) })
+}
+
+func testWorkerRecomputes(t *testing.T, dsn string) {
 	ctx := context.Background()
-	dsn := pgtest.NewDB(t)
 	w := newWorkerWeb(t, 0)
 	sync := append([]string{"registry", "sync", "--db", dsn, "--url", simweb.DemoRegistryURL}, w.netArgs()...)
 	if code, _, stderr := run(t, "", sync...); code != exitOK {
