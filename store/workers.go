@@ -101,15 +101,16 @@ func (h *Heartbeater) Close() {
 
 // StopWorker releases every domain lease the worker still holds (those
 // domains are due again at once, for any worker) and records that it
-// stopped.
-func (db *DB) StopWorker(ctx context.Context, id string) (released int, err error) {
+// stopped, with the domains it crawled in all (a run shorter than a
+// heartbeat's period would show none otherwise).
+func (db *DB) StopWorker(ctx context.Context, id string, crawled int) (released int, err error) {
 	res, err := db.sql.ExecContext(ctx, `UPDATE domains SET lease_owner = '' WHERE lease_owner = ?`, id)
 	if err != nil {
 		return 0, fmt.Errorf("release leases of %s: %w", id, err)
 	}
 	n, _ := res.RowsAffected()
-	if _, err := db.sql.ExecContext(ctx, `UPDATE workers SET stopped_at = ?, alive_until = '', leader = 0 WHERE id = ?`,
-		db.Now(), id); err != nil {
+	if _, err := db.sql.ExecContext(ctx, `UPDATE workers SET stopped_at = ?, alive_until = '', leader = 0, crawled = ? WHERE id = ?`,
+		db.Now(), crawled, id); err != nil {
 		return int(n), fmt.Errorf("stop worker %s: %w", id, err)
 	}
 	return int(n), nil

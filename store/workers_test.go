@@ -95,8 +95,15 @@ func testLeases(t *testing.T, dsn string) {
 	if got, _ := db.LeaseDomains(ctx, "w3", 5); len(got) != 3 {
 		t.Errorf("due again after an hour: leased %v, want all three", got)
 	}
-	if n, err := db.StopWorker(ctx, "w3"); err != nil || n != 3 {
+	if n, err := db.StopWorker(ctx, "w3", 7); err != nil || n != 3 {
 		t.Errorf("StopWorker released %d, %v; want 3", n, err)
+	}
+	// The stopped worker shows what it crawled in all.
+	if st, err := db.Status(ctx, c.now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	} else if i := slices.IndexFunc(st.Workers, func(w store.Worker) bool { return w.ID == "w3" }); i < 0 ||
+		st.Workers[i].Crawled != 7 || st.Workers[i].StoppedAt == "" {
+		t.Errorf("stopped worker in status: %+v", st.Workers)
 	}
 	if err := db.Heartbeat(ctx, "w4", 0, false, time.Minute); err != nil {
 		t.Fatal(err)

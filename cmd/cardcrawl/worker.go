@@ -158,7 +158,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	sum, runErr := discover.Crawl(hard, opts, w.domains(ctx))
 	stopHard()
 	bg.Wait()
-	released, err := st.StopWorker(context.Background(), w.id)
+	released, err := st.StopWorker(context.Background(), w.id, int(w.crawled.Load()))
 	if err != nil && runErr == nil {
 		runErr = err
 	}
