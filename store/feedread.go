@@ -1300,12 +1300,21 @@ func registryVersions(ctx context.Context, tx *sql.Tx, latest FeedEntry, include
 	if err != nil {
 		return nil, fmt.Errorf("registry versions of %s: %w", r.Name, err)
 	}
-	out := append([]FeedEntry{latest}, others...)
-	published := func(e FeedEntry) time.Time {
-		t, _ := time.Parse(time.RFC3339Nano, e.Registry.PublishedAt)
-		return t
+	// Each publish time parsed once, not once a comparison.
+	type dated struct {
+		at time.Time
+		e  FeedEntry
 	}
-	slices.SortStableFunc(out, func(a, b FeedEntry) int { return published(b).Compare(published(a)) })
+	all := make([]dated, 0, len(others)+1)
+	for _, e := range append([]FeedEntry{latest}, others...) {
+		at, _ := time.Parse(time.RFC3339Nano, e.Registry.PublishedAt)
+		all = append(all, dated{at, e})
+	}
+	slices.SortStableFunc(all, func(a, b dated) int { return b.at.Compare(a.at) })
+	out := make([]FeedEntry, len(all))
+	for i, d := range all {
+		out[i] = d.e
+	}
 	return out, nil
 }
 

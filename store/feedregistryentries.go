@@ -97,10 +97,10 @@ func registryEntriesPage(ctx context.Context, tx *sql.Tx, q registryEntryQuery, 
 		args = append(args, q.Name)
 	}
 	entries, err := collect(ctx, tx, func(rows *sql.Rows) (FeedEntryRegistry, error) {
-		var e FeedEntryRegistry
-		err := rows.Scan(&e.Source, &e.Name, &e.Version, &e.ChangedAt, &e.ServerJSON, &e.Status, &e.PublishedAt, &e.Latest)
+		e := FeedEntryRegistry{Latest: true} // the condition's e.is_latest = 1
+		err := rows.Scan(&e.Source, &e.Name, &e.Version, &e.ChangedAt, &e.ServerJSON, &e.Status, &e.PublishedAt)
 		return e, err
-	}, `SELECT e.source, e.name, e.version, e.changed_at, e.server_json, e.status, e.published_at, e.is_latest = 1
+	}, `SELECT e.source, e.name, e.version, e.changed_at, e.server_json, e.status, e.published_at
 		FROM registry_entries e
 		LEFT JOIN server_categories rc ON rc.kind = '`+KindRegistry+`' AND rc.registry = e.source AND rc.subject = e.name
 		WHERE `+strings.Join(conds, " AND ")+` ORDER BY e.source, e.name LIMIT ?`, append(args, size)...)
