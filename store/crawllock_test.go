@@ -1,0 +1,76 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// TestCrawlLock: a crawl keeps every other crawler out and says who it is;
+// workers share the database with each other and keep crawls out; a lock
+// given back (or whose process died: the same descriptor or connection
+// closing) lets the next one in. Each handle stands for a process: flock
+// and advisory locks conflict between open files and sessions, not only
+// between processes.
+func TestCrawlLock(t *testing.T) { eachDialect(t, testCrawlLock) }
+
+func testCrawlLock(t *testing.T, dsn string) {
+	ctx := context.Background()
+	a, b, c := open(t, dsn, nil), open(t, dsn, nil), open(t, dsn, nil)
+
+	busy := func(t *testing.T, db *store.DB, mode store.CrawlMode, wantHolder string) {
+		t.Helper()
+		l, err := db.LockCrawl(ctx, mode, "other")
+		var be *store.CrawlBusyError
+		if !errors.As(err, &be) || !errors.Is(err, store.ErrCrawlBusy) {
+			l.Release()
+			t.Fatalf("LockCrawl(%v) = %v, want busy", mode, err)
+		}
+		if be.Holder != wantHolder {
+			t.Errorf("holder = %q, want %q", be.Holder, wantHolder)
+		}
+	}
+	take := func(t *testing.T, db *store.DB, mode store.CrawlMode, holder string) *store.CrawlLock {
+		t.Helper()
+		l, err := db.LockCrawl(ctx, mode, holder)
+		if err != nil {
+			t.Fatalf("LockCrawl(%v, %q): %v", mode, holder, err)
+		}
+		return l
+	}
+
+	crawl := take(t, a, store.CrawlAlone, "crawl, pid 1 on h")
+	busy(t, b, store.CrawlAlone, "crawl, pid 1 on h")
+	busy(t, b, store.CrawlShared, "crawl, pid 1 on h")
+	crawl.Release()
+	crawl.Release() // twice is harmless
+
+	w1 := take(t, b, store.CrawlShared, "")
+	w2 := take(t, c, store.CrawlShared, "")
+	busy(t, a, store.CrawlAlone, "") // workers do not say who they are
+	w1.Release()
+	busy(t, a, store.CrawlAlone, "")
+	w2.Release()
+
+	again := take(t, a, store.CrawlAlone, "crawl, pid 2 on h")
+	busy(t, c, store.CrawlShared, "crawl, pid 2 on h")
+	again.Release()
+
+	// A process that dies holding the lock loses it: on PostgreSQL its
+	// session ends (on SQLite its descriptor closes; cmd/cardcrawl's
+	// TestKilledCrawlResumes restarts a crawl killed with SIGKILL).
+	if !strings.HasPrefix(dsn, "postgres") {
+		return
+	}
+	dead := take(t, c, store.CrawlAlone, "crawl, pid 3 on h")
+	defer dead.Release()
+	var n int
+	if err := b.SQL().QueryRowContext(ctx, `SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity
+		WHERE application_name = 'crawl, pid 3 on h'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("terminated %d sessions, %v", n, err)
+	}
+	take(t, b, store.CrawlAlone, "crawl, pid 4 on h").Release()
+}
