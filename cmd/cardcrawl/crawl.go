@@ -256,6 +256,11 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, 
 	if err != nil {
 		return pipeline.Crawled{}, err
 	}
+	lock, err := lockCrawl(ctx, s.store, store.CrawlAlone, "crawl")
+	if err != nil {
+		return pipeline.Crawled{}, err
+	}
+	defer lock.Release()
 	drawn := false
 	if e.stderrTTY {
 		// Calls are serialised by discover. Total counts the domains taken

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/cardcrawl/cardcrawl/internal/termsafe"
+	"github.com/cardcrawl/cardcrawl/store"
 )
 
 // Exit codes, stable for scripts.
@@ -23,6 +24,7 @@ const (
 	exitOK    = 0 // done, even if many domains failed: failures are data
 	exitRun   = 1 // the run itself failed
 	exitUsage = 2 // bad flags, arguments or input files
+	exitBusy  = 3 // another process is crawling the database; nothing was done
 	// exitInterrupted is the shell's convention for SIGINT (128+2): the run
 	// stopped cleanly on Ctrl-C and the same command continues it.
 	exitInterrupted = 130
@@ -114,6 +116,10 @@ func exitCode(e *env, err error) int {
 	if errors.As(err, new(reported)) {
 		return exitRun
 	}
+	if errors.Is(err, store.ErrCrawlBusy) {
+		fmt.Fprintln(e.stderr, "cardcrawl:", termsafe.String(err.Error()))
+		return exitBusy
+	}
 	// Error text can quote outside strings (a name, a server's message).
 	var ue *usageError
 	if errors.As(err, &ue) {
@@ -143,6 +149,7 @@ Commands:
 	fmt.Fprintf(w, `
 Run 'cardcrawl <command> --help' for a command's flags.
 Exit codes: 0 done (failed domains are data, not errors), 1 the run failed, 2 usage,
+3 another cardcrawl process is crawling the database (crawls take turns),
 130 interrupted (run the same command again to continue).
 `)
 }

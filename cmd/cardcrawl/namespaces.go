@@ -78,6 +78,11 @@ func runNamespaces(ctx context.Context, e *env, args []string) error {
 	defer st.Close()
 	var runErr error
 	if check {
+		lock, err := lockCrawl(ctx, st, store.CrawlAlone, "namespaces --check")
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
 		_, runErr = namespace.Run(ctx, st, opts)
 		if runErr == nil {
 			runErr = markComplete(ctx, st)

@@ -136,6 +136,11 @@ func runProbeRegistry(ctx context.Context, e *env, s probeRegistrySetup) error {
 		return err
 	}
 	defer st.Close()
+	lock, err := lockCrawl(ctx, st, store.CrawlAlone, "probe --registry")
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	sum, err := discover.ProbeRegistry(ctx, discover.Options{
 		Fetch: client, Store: st, Logger: log, Concurrency: s.net.concurrency,
 		Probe: discover.ProbeOptions{Mode: discover.ProbeAuto, MaxAge: s.maxAge,

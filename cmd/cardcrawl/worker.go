@@ -106,6 +106,11 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	lock, err := lockCrawl(ctx, st, store.CrawlShared, "worker")
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 
 	host, _ := os.Hostname()
 	var rnd [4]byte
