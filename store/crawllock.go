@@ -134,13 +134,7 @@ func (db *DB) lockCrawlPostgres(ctx context.Context, mode CrawlMode, holder stri
 		return nil, fmt.Errorf("lock for crawling: %w", err)
 	}
 	if !ok {
-		var name string
-		// Readable when the holder's role is ours or we may read every
-		// session's statistics; otherwise the message says less.
-		_ = conn.QueryRowContext(ctx, `SELECT coalesce(string_agg(DISTINCT a.application_name, ', '), '')
-			FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-			WHERE l.locktype = 'advisory' AND l.granted AND l.classid = ? AND l.objid = ? AND l.objsubid = 2
-			  AND l.mode = 'ExclusiveLock'`, crawlLockClass, crawlLockObject).Scan(&name)
+		_, name, _ := crawlHolderPostgres(ctx, conn)
 		conn.Close()
 		return nil, &CrawlBusyError{Holder: name}
 	}
@@ -161,4 +155,47 @@ func (db *DB) lockCrawlPostgres(ctx context.Context, mode CrawlMode, holder stri
 		}
 		conn.Close()
 	}}, nil
+}
+
+// crawlHolderPostgres says whether a crawl holds the lock alone, and the
+// application_name of its session: readable when the holder's role is ours
+// or we may read every session's statistics; otherwise empty.
+func crawlHolderPostgres(ctx context.Context, q querier) (held bool, holder string, err error) {
+	err = q.QueryRowContext(ctx, `SELECT count(*) > 0, coalesce(string_agg(DISTINCT a.application_name, ', '), '')
+		FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = ? AND l.objid = ? AND l.objsubid = 2
+		  AND l.mode = 'ExclusiveLock'`, crawlLockClass, crawlLockObject).Scan(&held, &holder)
+	return held, holder, err
+}
+
+// CrawlNow is what `status` says of the crawl lock: whether a crawl (or a
+// bulk probe, or the namespaces' checks) holds the database alone, and how
+// it described itself.
+type CrawlNow struct {
+	Running bool   `json:"running"`
+	Holder  string `json:"holder,omitempty"`
+}
+
+// crawlNow looks at the crawl lock without taking it for longer than the
+// look (a read-only handle can: it only asks for a shared lock).
+func (db *DB) crawlNow(ctx context.Context) (CrawlNow, error) {
+	if db.dialect.shared {
+		held, holder, err := crawlHolderPostgres(ctx, db.sql)
+		return CrawlNow{Running: held, Holder: holder}, err
+	}
+	f, err := os.Open(crawlLockPath(db.name))
+	if errors.Is(err, os.ErrNotExist) {
+		return CrawlNow{}, nil // never crawled by a build that locks
+	}
+	if err != nil {
+		return CrawlNow{}, fmt.Errorf("crawl lock: %w", err)
+	}
+	defer f.Close()
+	free, err := flockTry(f, true)
+	if err != nil || free {
+		return CrawlNow{}, nil // a file system without locks cannot tell
+	}
+	b := make([]byte, 512)
+	n, _ := f.ReadAt(b, 0)
+	return CrawlNow{Running: true, Holder: strings.TrimSpace(string(b[:n]))}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -42,7 +43,26 @@ func testCrawlLock(t *testing.T, dsn string) {
 		return l
 	}
 
+	// status reads the lock from a read-only handle, as `cardcrawl status` does.
+	reader, err := store.Open(ctx, dsn, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	now := func(t *testing.T, want store.CrawlNow) {
+		t.Helper()
+		s, err := reader.Status(ctx, time.Now().Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Crawl != want {
+			t.Errorf("status says %+v, want %+v", s.Crawl, want)
+		}
+	}
+	now(t, store.CrawlNow{})
+
 	crawl := take(t, a, store.CrawlAlone, "crawl, pid 1 on h")
+	now(t, store.CrawlNow{Running: true, Holder: "crawl, pid 1 on h"})
 	busy(t, b, store.CrawlAlone, "crawl, pid 1 on h")
 	busy(t, b, store.CrawlShared, "crawl, pid 1 on h")
 	crawl.Release()
@@ -51,6 +71,7 @@ func testCrawlLock(t *testing.T, dsn string) {
 	w1 := take(t, b, store.CrawlShared, "")
 	w2 := take(t, c, store.CrawlShared, "")
 	busy(t, a, store.CrawlAlone, "") // workers do not say who they are
+	now(t, store.CrawlNow{})         // workers are status's own table
 	w1.Release()
 	busy(t, a, store.CrawlAlone, "")
 	w2.Release()
@@ -58,6 +79,7 @@ func testCrawlLock(t *testing.T, dsn string) {
 	again := take(t, a, store.CrawlAlone, "crawl, pid 2 on h")
 	busy(t, c, store.CrawlShared, "crawl, pid 2 on h")
 	again.Release()
+	now(t, store.CrawlNow{})
 
 	// A process that dies holding the lock loses it: on PostgreSQL its
 	// session ends (on SQLite its descriptor closes; cmd/cardcrawl's

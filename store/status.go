@@ -26,7 +26,9 @@ type Frontier struct {
 // Status is the frontier, the workers seen since since, and the periodic
 // jobs.
 type Status struct {
-	Frontier  Frontier   `json:"frontier"`
+	Frontier Frontier `json:"frontier"`
+	// Crawl says whether a crawl holds the database now (LockCrawl).
+	Crawl     CrawlNow   `json:"crawl"`
 	Workers   []Worker   `json:"workers"`
 	Schedules []Schedule `json:"schedules"`
 }
@@ -57,6 +59,9 @@ func (db *DB) Status(ctx context.Context, since time.Time) (Status, error) {
 		return s, fmt.Errorf("status: %w", err)
 	}
 	f.NextDueAt = next.String
+	if s.Crawl, err = db.crawlNow(ctx); err != nil {
+		return s, fmt.Errorf("status: %w", err)
+	}
 	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM host_leases WHERE lease_until >= ? OR not_before > ?`, now, now).
 		Scan(&f.HostsBusy); err != nil {
 		return s, fmt.Errorf("status: %w", err)

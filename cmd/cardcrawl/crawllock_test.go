@@ -61,6 +61,10 @@ func testCrawlsTakeTurns(t *testing.T, dsn string) {
 			t.Errorf("%s while a crawl runs: exit %d, stdout %q, stderr %q; want exit %d and one line naming it", args[0], code, stdout, stderr, exitBusy)
 		}
 	}
+	if code, stdout, stderr := run(t, "", "status", "--db", dsn); code != exitOK ||
+		!strings.Contains(stdout, "\ncrawling now: crawl, pid 1 on elsewhere since 2026-12-02T10:00Z\n") {
+		t.Errorf("status while a crawl runs: exit %d, stdout:\n%s%s", code, stdout, stderr)
+	}
 	if n := runs(); n != 0 {
 		t.Errorf("%d runs recorded by refused commands, want none", n)
 	}

@@ -52,6 +52,12 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		out.printf("next due: %s\n", shortTime(f.NextDueAt))
 	}
 	out.printf("hosts busy or resting: %d\n", f.HostsBusy)
+	switch c := s.Crawl; {
+	case c.Running && c.Holder != "":
+		out.printf("crawling now: %s\n", c.Holder)
+	case c.Running:
+		out.printf("crawling now: a crawl (it does not say who)\n")
+	}
 	if len(s.Workers) > 0 {
 		out.table("WORKER", "STATE", "LEADER", "CRAWLED", "STARTED", "LAST HEARTBEAT")
 		for _, w := range s.Workers {
