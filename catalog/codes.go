@@ -4,6 +4,9 @@ package catalog
 // scripts match on them. (utf8_bom is finding.CodeUTF8BOM, shared with
 // servercard.)
 const (
+	CodeDigestMalformed        = "entry_digest_malformed"   // warning
+	CodeDigestUnsupported      = "entry_digest_unsupported" // info
+	CodeDigestWeak             = "entry_digest_weak"        // warning
 	CodeDuplicateJSONKey       = "duplicate_json_key"       // warning
 	CodeEntriesTruncated       = "entries_truncated"        // warning
 	CodeEntryInvalidIdentifier = "entry_invalid_identifier" // error
@@ -30,4 +33,4 @@ const (
 // stored document differently (a new finding, another severity or grade),
 // so that `crawl --revalidate` and the next Registry sync re-judge stored
 // documents without fetching them again.
-const RulesVersion = "catalog/1"
+const RulesVersion = "catalog/2"

@@ -24,6 +24,7 @@ type sumEntry struct {
 	Version     string `json:"version,omitempty"`
 	DisplayName string `json:"displayName,omitempty"`
 	Description string `json:"description,omitempty"`
+	Digest      string `json:"digest,omitempty"`
 }
 
 // sumFinding drops the human message, which is free to change.
@@ -41,6 +42,9 @@ func summarizeEntries(es []Entry) []sumEntry {
 			URL: e.URL, ResolvedURL: e.ResolvedURL, Data: compact(e.Data),
 			Version: e.Version, DisplayName: e.DisplayName, Description: e.Description,
 		})
+		if !e.Digest.IsZero() {
+			out[len(out)-1].Digest = e.Digest.String()
+		}
 	}
 	return out
 }

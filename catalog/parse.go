@@ -61,7 +61,10 @@ type Entry struct {
 	Version     string
 	DisplayName string
 	Description string
-	Raw         json.RawMessage // the entry object verbatim (keeps trustManifests, digest, etc.)
+	// Digest is the entry's digest when it is one cardcrawl can check
+	// (zero otherwise; a finding says why).
+	Digest Digest
+	Raw    json.RawMessage // the entry object verbatim (keeps trustManifests, digest, etc.)
 }
 
 // Path returns the JSON pointer of the entry in its document, "/entries/3".
@@ -362,7 +365,7 @@ func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
 		return skip(CodeEntryNotObject, "entry is "+jsonKind(v)+", not an object; skipped")
 	}
 
-	var idRaw, typeRaw, mtRaw, urlRaw, dataRaw, verRaw, nameRaw, descRaw []byte
+	var idRaw, typeRaw, mtRaw, urlRaw, dataRaw, verRaw, nameRaw, descRaw, digestRaw []byte
 	eachMember(v, func(k, val []byte) {
 		if isNull(val) {
 			return
@@ -384,6 +387,8 @@ func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
 			nameRaw = val
 		case keyIs(k, "description"):
 			descRaw = val
+		case keyIs(k, "digest"):
+			digestRaw = val
 		}
 	})
 
@@ -439,6 +444,16 @@ func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
 	e.Version = p.optional("version", verRaw)
 	e.DisplayName = p.optional("displayName", nameRaw)
 	e.Description = p.optional("description", descRaw)
+	if d := p.optional("digest", digestRaw); d != "" {
+		var code, msg string
+		if e.Digest, code, msg = parseDigest(d); code != "" {
+			sev := finding.Warning
+			if code == CodeDigestUnsupported {
+				sev = finding.Info // a stronger hash cardcrawl does not know is no fault of the catalog
+			}
+			p.fl.Add(sev, code, "/entries/"+strconv.Itoa(p.idx)+"/digest", msg)
+		}
+	}
 
 	if !p.unique(e) {
 		return Entry{}, false
