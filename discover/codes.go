@@ -8,6 +8,8 @@ const (
 	CodeCardsTruncated            = "cards_truncated"             // warning
 	CodeCatalogCycle              = "catalog_cycle"               // warning
 	CodeCatalogsTruncated         = "catalogs_truncated"          // warning
+	CodeDigestMismatch            = "entry_digest_mismatch"       // error
+	CodeDigestUnverifiable        = "entry_digest_unverifiable"   // warning
 	CodeFoundViaLink              = "found_via_link"              // info
 	CodeLegacyLocation            = "legacy_location"             // warning
 	CodeNestedCatalogFailed       = "nested_catalog_failed"       // error
@@ -22,7 +24,8 @@ const (
 // with newer rules replaces the parser's findings and keeps these.
 func CrawlCode(code string) bool {
 	switch code {
-	case CodeCardURLUnresolvable, CodeCardsTruncated, CodeCatalogCycle, CodeCatalogsTruncated, CodeFoundViaLink,
+	case CodeCardURLUnresolvable, CodeCardsTruncated, CodeCatalogCycle, CodeCatalogsTruncated, CodeDigestMismatch,
+		CodeDigestUnverifiable, CodeFoundViaLink,
 		CodeLegacyLocation, CodeNestedCatalogFailed, CodeNestedCatalogInvalid, CodeNestedCatalogUnresolvable,
 		CodeNestingTooDeep, CodeRemotesTruncated:
 		return true

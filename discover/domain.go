@@ -16,6 +16,7 @@ import (
 	"github.com/cardcrawl/cardcrawl/internal/failure"
 	"github.com/cardcrawl/cardcrawl/internal/fetch"
 	"github.com/cardcrawl/cardcrawl/internal/finding"
+	"github.com/cardcrawl/cardcrawl/internal/jcs"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -497,6 +498,7 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 			findings.Add(finding.Error, CodeNestedCatalogInvalid, e.DataPath(), err.Error())
 			return true
 		}
+		checkDigest(e, "", e.Data, findings)
 		sha := sha256Hex(e.Data)
 		d.result.Bodies = append(d.result.Bodies, store.Body{SHA256: sha, ContentType: catalog.MediaTypeCatalog, Data: e.Data})
 		d.walk(ctx, cat, fs, catalogNode{key: pointerKey(n.key, e.DataPath()), parent: n.key,
@@ -525,6 +527,7 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 		}
 		return true
 	}
+	checkDigest(e, target, f.body, findings)
 	if !d.catalogDoc(ctx, f, n.key, n.depth+1) {
 		findings.Add(finding.Error, CodeNestedCatalogFailed, e.Path(), fmt.Sprintf("%s: %s", f.obs.Class, f.obs.Reason))
 	}
@@ -560,6 +563,7 @@ func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogN
 	}
 	d.cards++
 	if e.Data != nil {
+		checkDigest(e, "", e.Data, findings)
 		d.card(n.key, e, pointerKey(n.key, e.DataPath()), "", e.Data, true)
 		return true
 	}
@@ -578,8 +582,32 @@ func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogN
 		return true
 	}
 	d.record(ctx, f)
+	checkDigest(e, target, f.body, findings)
 	d.card(n.key, e, target, target, f.body, false)
 	return true
+}
+
+// checkDigest compares what an entry's digest pinned with what was read:
+// the exact bytes served at target or, for inline data (target ""), the
+// data's canonical JSON form. The document is used either way: the
+// finding on the catalog says it is not the one the catalog pinned.
+func checkDigest(e catalog.Entry, target string, body []byte, findings *finding.List) {
+	if e.Digest.IsZero() {
+		return
+	}
+	path := e.Path() + "/digest"
+	what := "the document served at " + target
+	if target == "" {
+		c, err := jcs.Canonicalize(body)
+		if err != nil {
+			findings.Add(finding.Warning, CodeDigestUnverifiable, path, "the inline data cannot be hashed as its digest says: "+err.Error())
+			return
+		}
+		body, what = c, "the inline data, in its canonical JSON form,"
+	}
+	if got := e.Digest.Of(body); got != e.Digest {
+		findings.Add(finding.Error, CodeDigestMismatch, path, fmt.Sprintf("%s hashes to %s, not to the entry's %s", what, got, e.Digest))
+	}
 }
 
 // card validates a card and records it, its remotes and the listing chain.
