@@ -44,6 +44,9 @@ type Catalog struct {
 	Host        json.RawMessage // verbatim, may be nil
 	Entries     []Entry         // only valid entries, in document order
 	EntryCount  int             // entries present in the document (before skipping/truncation)
+	// Signed says the document has a signature of its own or an entry with
+	// trust manifests: what the trust package reads.
+	Signed bool
 }
 
 // Entry is one valid catalog entry. Raw and Data are verbatim JSON; they do not
@@ -120,6 +123,7 @@ func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, er
 	b = bytes.Clone(b)
 
 	var specRaw, hostRaw, entriesRaw []byte
+	signed := false
 	var others []string
 	eachMember(b, func(k, v []byte) {
 		switch {
@@ -129,6 +133,8 @@ func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, er
 			hostRaw = v
 		case keyIs(k, "entries"):
 			entriesRaw = v
+		case keyIs(k, "signature"):
+			signed = true
 		default:
 			if len(others) < 8 {
 				s, _ := decodeString(k)
@@ -154,7 +160,7 @@ func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, er
 	}
 	fl = append(fl, vf...)
 
-	c := &Catalog{SpecVersion: sv}
+	c := &Catalog{SpecVersion: sv, Signed: signed}
 	if hostRaw != nil && !isNull(hostRaw) {
 		c.Host = json.RawMessage(hostRaw)
 		if hostRaw[0] != '{' {
@@ -187,6 +193,7 @@ func Parse(body []byte, base *url.URL, opts Options) (*Catalog, finding.List, er
 	if len(c.Entries) == 0 {
 		c.Entries = nil
 	}
+	c.Signed = c.Signed || p.signed
 	if c.EntryCount > limit {
 		fl.Add(finding.Warning, CodeEntriesTruncated, "/entries",
 			fmt.Sprintf("the document has %d entries; only the first %d were read", c.EntryCount, limit))
@@ -331,6 +338,7 @@ type entryParser struct {
 	doc      string                 // the document as one string; see str
 	docCap   int                    // cap of the byte slice doc was made from
 	idx      int                    // index of the entry being read
+	signed   bool                   // an entry has trust manifests
 }
 
 // add records a finding about the entry being read. The pointer is built
@@ -389,6 +397,8 @@ func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
 			descRaw = val
 		case keyIs(k, "digest"):
 			digestRaw = val
+		case keyIs(k, "trustManifests"):
+			p.signed = true
 		}
 	})
 

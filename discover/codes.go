@@ -17,6 +17,11 @@ const (
 	CodeNestedCatalogUnresolvable = "nested_catalog_unresolvable" // error
 	CodeNestingTooDeep            = "nesting_too_deep"            // warning
 	CodeRemotesTruncated          = "remotes_truncated"           // warning
+	CodeSignatureInvalid          = "signature_invalid"           // error
+	CodeSignatureNotEndorsement   = "signature_not_endorsement"   // warning
+	CodeSignatureUnverifiable     = "signature_unverifiable"      // warning
+	CodeSignatureVerified         = "signature_verified"          // info
+	CodeSignaturesTruncated       = "signatures_truncated"        // warning
 )
 
 // CrawlCode reports whether code is one the crawl adds (above) rather
@@ -27,7 +32,8 @@ func CrawlCode(code string) bool {
 	case CodeCardURLUnresolvable, CodeCardsTruncated, CodeCatalogCycle, CodeCatalogsTruncated, CodeDigestMismatch,
 		CodeDigestUnverifiable, CodeFoundViaLink,
 		CodeLegacyLocation, CodeNestedCatalogFailed, CodeNestedCatalogInvalid, CodeNestedCatalogUnresolvable,
-		CodeNestingTooDeep, CodeRemotesTruncated:
+		CodeNestingTooDeep, CodeRemotesTruncated, CodeSignatureInvalid, CodeSignatureNotEndorsement,
+		CodeSignatureUnverifiable, CodeSignatureVerified, CodeSignaturesTruncated:
 		return true
 	}
 	return false

@@ -80,6 +80,11 @@ type domainCrawl struct {
 	// pendingBytes counts the bodies in result.Fetches, written with the
 	// result unless they grow past maxPendingBytes first.
 	pendingBytes int
+	// digestOK names the entries (by pointerKey of catalog and entry)
+	// whose artifact matched its digest, for signed manifests' coverage.
+	digestOK map[string]bool
+	// dids are the signers' DID documents fetched for this domain (signatures.go).
+	dids map[string]didDocument
 }
 
 // maxPendingBytes bounds the bodies a domain's crawl holds for writing
@@ -401,7 +406,7 @@ func (d *domainCrawl) catalogDoc(ctx context.Context, f *fetched, parent string,
 		return false
 	}
 	d.record(ctx, f)
-	d.walk(ctx, cat, findings, catalogNode{key: f.obs.URL, parent: parent, depth: depth, base: base, sha: f.obs.SHA256})
+	d.walk(ctx, cat, findings, catalogNode{key: f.obs.URL, parent: parent, depth: depth, base: base, sha: f.obs.SHA256, body: f.body})
 	return true
 }
 
@@ -419,6 +424,7 @@ type catalogNode struct {
 	depth  int
 	base   *url.URL
 	sha    string
+	body   []byte // the document as served (or the inline data), for its signatures
 }
 
 // walk records a parsed catalog and follows its entries. Entries past the
@@ -447,6 +453,9 @@ func (d *domainCrawl) walk(ctx context.Context, cat *catalog.Catalog, findings f
 		d.capped(store.CapCards)
 		findings.Add(finding.Warning, CodeCardsTruncated, "", fmt.Sprintf(
 			"%d card entr%s not read: the domain reached its limit of %d cards", cardsLeft, plural(cardsLeft, "y", "ies"), d.c.opts.MaxCards))
+	}
+	if cat.Signed {
+		d.verifySignatures(ctx, n, &findings)
 	}
 	if catalogsLeft > 0 {
 		d.capped(store.CapCatalogs)
@@ -498,11 +507,11 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 			findings.Add(finding.Error, CodeNestedCatalogInvalid, e.DataPath(), err.Error())
 			return true
 		}
-		checkDigest(e, "", e.Data, findings)
+		d.checkDigest(n, e, "", e.Data, findings)
 		sha := sha256Hex(e.Data)
 		d.result.Bodies = append(d.result.Bodies, store.Body{SHA256: sha, ContentType: catalog.MediaTypeCatalog, Data: e.Data})
 		d.walk(ctx, cat, fs, catalogNode{key: pointerKey(n.key, e.DataPath()), parent: n.key,
-			depth: n.depth + 1, base: n.base, sha: sha})
+			depth: n.depth + 1, base: n.base, sha: sha, body: e.Data})
 		return true
 	}
 	target := entryTarget(e)
@@ -527,7 +536,7 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 		}
 		return true
 	}
-	checkDigest(e, target, f.body, findings)
+	d.checkDigest(n, e, target, f.body, findings)
 	if !d.catalogDoc(ctx, f, n.key, n.depth+1) {
 		findings.Add(finding.Error, CodeNestedCatalogFailed, e.Path(), fmt.Sprintf("%s: %s", f.obs.Class, f.obs.Reason))
 	}
@@ -563,7 +572,7 @@ func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogN
 	}
 	d.cards++
 	if e.Data != nil {
-		checkDigest(e, "", e.Data, findings)
+		d.checkDigest(n, e, "", e.Data, findings)
 		d.card(n.key, e, pointerKey(n.key, e.DataPath()), "", e.Data, true)
 		return true
 	}
@@ -582,7 +591,7 @@ func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogN
 		return true
 	}
 	d.record(ctx, f)
-	checkDigest(e, target, f.body, findings)
+	d.checkDigest(n, e, target, f.body, findings)
 	d.card(n.key, e, target, target, f.body, false)
 	return true
 }
@@ -591,7 +600,7 @@ func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogN
 // the exact bytes served at target or, for inline data (target ""), the
 // data's canonical JSON form. The document is used either way: the
 // finding on the catalog says it is not the one the catalog pinned.
-func checkDigest(e catalog.Entry, target string, body []byte, findings *finding.List) {
+func (d *domainCrawl) checkDigest(n catalogNode, e catalog.Entry, target string, body []byte, findings *finding.List) {
 	if e.Digest.IsZero() {
 		return
 	}
@@ -607,7 +616,12 @@ func checkDigest(e catalog.Entry, target string, body []byte, findings *finding.
 	}
 	if got := e.Digest.Of(body); got != e.Digest {
 		findings.Add(finding.Error, CodeDigestMismatch, path, fmt.Sprintf("%s hashes to %s, not to the entry's %s", what, got, e.Digest))
+		return
 	}
+	if d.digestOK == nil {
+		d.digestOK = map[string]bool{}
+	}
+	d.digestOK[pointerKey(n.key, e.Path())] = true
 }
 
 // card validates a card and records it, its remotes and the listing chain.
