@@ -74,3 +74,8 @@ func (db *DB) FacetAnswers(ctx context.Context, f SiteFilter) (bool, error) {
 	}
 	return false, nil
 }
+
+// EachCatalogPaged is EachCatalog reading pages of size catalogs.
+func (db *DB) EachCatalogPaged(ctx context.Context, domain string, size int, fn func(CatalogRow) error) error {
+	return db.eachCatalog(ctx, domain, size, fn)
+}

@@ -147,8 +147,9 @@ Try next:
   go run ./cmd/cardcrawl export --db %s --format jsonl --source all   # and the servers only the Registry declares
   go run ./cmd/cardcrawl probes --db %s
   go run ./cmd/cardcrawl diff --db %s --json
+  go run ./cmd/cardcrawl catalogs --db %s --domain signed.example   # what its digests and signatures establish
   go run ./cmd/cardcrawl serve --db %s                                # the feed and a page on http://127.0.0.1:8080/
   go run ./cmd/simweb --demo --ca-out /tmp/simweb-ca.pem   # keep a simulated web running, to crawl it yourself
-`, db.path, db.path, db.path, db.path, db.path, db.path)
+`, db.path, db.path, db.path, db.path, db.path, db.path, db.path)
 	return nil
 }

@@ -226,6 +226,35 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout)
 		}
 	}
+
+	// The signed catalog, as `catalogs` shows it: its snapshot and first
+	// release verified (a key made when the demo's web starts), its second
+	// card changed since the catalog pinned it, so its endorsement does not
+	// cover what is served.
+	code, stdout, stderr = run(t, "", "catalogs", "--db", db, "--domain", "signed.example", "--json")
+	if code != exitOK {
+		t.Fatalf("catalogs: exit %d: %s", code, stderr)
+	}
+	var cats []struct {
+		URL      string
+		Findings []struct{ Code, Path string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &cats); err != nil || len(cats) != 1 {
+		t.Fatalf("catalogs --json: %v\n%s", err, stdout)
+	}
+	var got []string
+	for _, f := range cats[0].Findings {
+		got = append(got, f.Code+" "+f.Path)
+	}
+	want := []string{
+		"entry_digest_mismatch /entries/1/digest",
+		"signature_verified /signature",
+		"signature_verified /entries/0/trustManifests/0/signature",
+		"signature_not_endorsement /entries/1/trustManifests/0/signature",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("signed.example's findings (-want +got):\n%s", diff)
+	}
 }
 
 // TestProbeCommand probes a real go-sdk server and a refused URL the way a

@@ -36,7 +36,7 @@ trust that CA:
   cardcrawl crawl --connect-to ::127.0.0.1:PORT --ca-cert ca.pem example.com
   curl --connect-to ::127.0.0.1:PORT --cacert ca.pem https://example.com/...
 
-Hosts come from --demo (the built-in story of 15 domains), --hostile (a
+Hosts come from --demo (the built-in story of 16 domains), --hostile (a
 hostile publisher's tricks, one domain each), --fixtures (a directory of
 .txtar fixture files) and --generate (a synthetic web). Runs until
 interrupted (Ctrl-C).

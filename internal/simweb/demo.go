@@ -35,6 +35,9 @@ func Demo(opts Options) (*Web, []string, error) {
 	if err := w.addFixtureFS(demoFS, "testdata/demo", "demo"); err != nil {
 		return nil, nil, err
 	}
+	if err := addSignedDemo(w); err != nil {
+		return nil, nil, err
+	}
 	if err := addRegistry(w, demoFS, "testdata/demo/registry.json", DemoRegistryURL); err != nil {
 		return nil, nil, err
 	}

@@ -27,7 +27,7 @@ func TestDemoCatalogs(t *testing.T) {
 		"forge.example": 200, "inline.example": 200, "acme.example": 200, "oldstyle.example": 200,
 		"secure.example": 200, "tenants.example": 200, "risky.example": 200, "sloppy.example": 200,
 		"moved.example": 301, "flaky.example": 200, "soft404.example": 200, "notacatalog.example": 200,
-		"broken.example": 500, "nocatalog.example": 404, "huge.example": 200,
+		"broken.example": 500, "nocatalog.example": 404, "huge.example": 200, "signed.example": 200,
 	}
 	if len(domains) != len(want) {
 		t.Errorf("Demo lists %d domains, want %d: %v", len(domains), len(want), domains)
