@@ -106,6 +106,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		file    string
 		asJSON  bool
 		rejudge bool
+		wait    time.Duration
 	)
 	db.register(fs)
 	nf.register(fs)
@@ -115,6 +116,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&file, "domains", "", "read domains from `FILE`, one per line ('-' for stdin; '#' comments allowed)")
 	fs.BoolVar(&asJSON, "json", false, "print the run summary as JSON")
 	fs.BoolVar(&rejudge, "revalidate", false, "re-judge stored documents judged by older validation rules, without fetching them")
+	fs.DurationVar(&wait, "wait", 0, "when another crawl holds the database, wait up to this long for it to end (0: exit 3 at once)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -145,7 +147,8 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf, revalidate: rejudge}, domains)
+	out, err := crawl(ctx, e, crawlSetup{store: st, client: client, log: log, net: nf, flags: cf, revalidate: rejudge,
+		wait: wait, stderr: e.stderr}, domains)
 	if perr := stopProfile(); perr != nil && err == nil {
 		err = perr
 	}
@@ -219,6 +222,10 @@ type crawlSetup struct {
 	net        netFlags
 	flags      crawlFlags
 	revalidate bool
+	// wait is how long a crawl waits for another to end (--wait).
+	wait time.Duration
+	// stderr hears that it waits.
+	stderr io.Writer
 }
 
 // crawlReport is the crawl's --json output: the run summary's fields, and
@@ -256,7 +263,7 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, 
 	if err != nil {
 		return pipeline.Crawled{}, err
 	}
-	lock, err := lockCrawl(ctx, s.store, store.CrawlAlone, "crawl")
+	lock, err := waitCrawl(ctx, s.store, "crawl", s.wait, s.stderr)
 	if err != nil {
 		return pipeline.Crawled{}, err
 	}

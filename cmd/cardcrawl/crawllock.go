@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
+	"github.com/cardcrawl/cardcrawl/internal/termsafe"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -31,4 +33,43 @@ func busyAdvice(mode store.CrawlMode) string {
 		return "a worker starts once it has ended"
 	}
 	return "run this once it has ended, or, with workers, put domains on their frontier with 'cardcrawl domains add'"
+}
+
+// The pauses between tries while --wait waits: a crawl that just ended is
+// noticed soon, one that goes on is asked a few times a minute.
+const (
+	waitPollMin = 250 * time.Millisecond
+	waitPollMax = 15 * time.Second
+)
+
+// waitCrawl is lockCrawl for a crawl alone that may wait up to wait for
+// the database (--wait), saying once on stderr what it waits for.
+func waitCrawl(ctx context.Context, st *store.DB, command string, wait time.Duration, stderr io.Writer) (*store.CrawlLock, error) {
+	deadline := time.Now().Add(wait)
+	poll := waitPollMin
+	told := false
+	for {
+		l, err := lockCrawl(ctx, st, store.CrawlAlone, command)
+		left := time.Until(deadline)
+		if !errors.Is(err, store.ErrCrawlBusy) || left <= 0 {
+			return l, err
+		}
+		if !told && stderr != nil {
+			var be *store.CrawlBusyError
+			holder := "workers"
+			if errors.As(err, &be) && be.Holder != "" {
+				holder = be.Holder
+			}
+			fmt.Fprintf(stderr, "cardcrawl: waiting up to %s for the database, held by %s\n", wait, termsafe.String(holder))
+			told = true
+		}
+		t := time.NewTimer(min(poll, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, errInterrupted
+		case <-t.C:
+		}
+		poll = min(2*poll, waitPollMax)
+	}
 }

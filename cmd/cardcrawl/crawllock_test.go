@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,5 +94,44 @@ func testCrawlsTakeTurns(t *testing.T, dsn string) {
 	}
 	if code, _, stderr := run(t, "", "crawl", "--db", dsn, "--domains", "/dev/null"); code != exitOK {
 		t.Errorf("crawl once alone: exit %d: %s", code, stderr)
+	}
+}
+
+// TestCrawlWaits: with --wait a crawl that finds the database held says
+// once on stderr what it waits for and runs when the holder ends; one
+// whose wait runs out is refused as without it.
+func TestCrawlWaits(t *testing.T) {
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "c.db")
+	other, err := store.Open(ctx, dsn, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	held, err := other.LockCrawl(ctx, store.CrawlAlone, "crawl, pid 1 on elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "", "crawl", "--db", dsn, "--domains", "/dev/null", "--wait", "300ms"); code != exitBusy ||
+		!strings.Contains(stderr, "waiting up to 300ms for the database, held by crawl, pid 1 on elsewhere") ||
+		!strings.Contains(stderr, "another cardcrawl process is crawling this database") {
+		t.Errorf("a wait that runs out: exit %d, stderr %q", code, stderr)
+	}
+
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		e := &env{stdout: io.Discard, stderr: &stderr, stdin: strings.NewReader("")}
+		done <- runMain(ctx, e, []string{"crawl", "--db", dsn, "--domains", "/dev/null", "--wait", "1m"})
+	}()
+	waitFor(t, "the crawl to wait", time.Minute, func() bool { return strings.Contains(stderr.String(), "waiting up to 1m0s") })
+	held.Release()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("the waiting crawl: exit %d: %s", code, stderr.String())
+		}
+	case <-time.After(time.Minute): // a guard against a crawl that never notices, not a wait
+		t.Fatal("the waiting crawl did not run once the database was free")
 	}
 }
