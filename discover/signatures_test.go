@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -168,5 +169,63 @@ func TestCatalogSignatures(t *testing.T) {
 		"https://gone.example/.well-known/did.json":     "http_404",
 	}, dids); diff != "" {
 		t.Errorf("DID document fetches (-want +got):\n%s", diff)
+	}
+}
+
+// TestSignatureBounds: a catalog can name any number of signers and
+// signatures, and point a signer's DID document anywhere; the crawl reads
+// at most trust.MaxSignatures signatures a document and fetches at most 4
+// DID documents a domain, each through the guarded client, and says so.
+func TestSignatureBounds(t *testing.T) {
+	const n = trust.MaxSignatures + 6
+	var manifests []string
+	signers := []string{"did:web:169.254.169.254", "did:web:inward.example"} // an address; a document that redirects inward
+	for i := range 8 {
+		signers = append(signers, fmt.Sprintf("did:web:s%d.example", i))
+	}
+	for i := range n {
+		s := signers[i%len(signers)]
+		manifests = append(manifests, `{"contributor":"`+s+`","subject":{"identifier":"urn:air:many.example:mcp:a","type":"application/mcp-server-card+json","url":"https://many.example/card.json"},`+
+			`"signature":{"signer":"`+s+`","profile":"did-web-v1","issuedAt":"2026-11-01T00:00:00Z","jws":"e30..AAAA"}}`)
+	}
+	card := `{"$schema":"https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json","name":"example.many/a","version":"1.0.0","description":"a"}` + "\n"
+	archive := "-- many.example/.well-known/ai-catalog.json --\n" +
+		`{"specVersion":"1.0","entries":[{"identifier":"urn:air:many.example:mcp:a","type":"application/mcp-server-card+json",` +
+		`"url":"https://many.example/card.json","trustManifests":[` + strings.Join(manifests, ",") + "]}]}\n" +
+		"-- many.example/card.json --\n" + card +
+		"-- inward.example/.well-known/did.json --\nHTTP 302\nLocation: https://127.0.0.1/did.json\n\n"
+	w := newWorld(t, []byte(archive))
+	w.crawl(context.Background(), w.options(), "many.example")
+
+	var raw string
+	if err := w.store.SQL().QueryRow(`SELECT findings FROM catalogs WHERE url = 'https://many.example/.well-known/ai-catalog.json'`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	var fs []struct{ Code, Path, Message string }
+	if err := json.Unmarshal([]byte(raw), &fs); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, f := range fs {
+		counts[f.Code]++
+		if f.Path == "/entries/0/trustManifests/0/signature" && !strings.Contains(f.Message, "IP address") {
+			t.Errorf("the address signer: %s %s", f.Code, f.Message)
+		}
+	}
+	// Each checked signature has one verdict (none verifies: the JWS is no
+	// signature), and the rest are counted once.
+	if got := counts[discover.CodeSignatureInvalid] + counts[discover.CodeSignatureUnverifiable]; got != trust.MaxSignatures ||
+		counts[discover.CodeSignaturesTruncated] != 1 || counts[discover.CodeSignatureVerified] != 0 {
+		t.Errorf("finding counts %v, want %d verdicts and one signatures_truncated", counts, trust.MaxSignatures)
+	}
+	dids := w.observationClasses("many.example", "did_document")
+	if len(dids) != 4 {
+		t.Errorf("%d DID documents fetched, want 4: %v", len(dids), dids)
+	}
+	if c, ok := dids["https://inward.example/.well-known/did.json"]; !ok || c != "blocked_address" {
+		t.Errorf("the document that redirects inward: %q (fetched %v), want blocked_address", c, ok)
+	}
+	if _, ok := dids["https://169.254.169.254/.well-known/did.json"]; ok {
+		t.Error("an address signer's document was fetched")
 	}
 }
