@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -52,19 +51,12 @@ func TestEntryDigests(t *testing.T) {
 	w := newWorld(t, []byte(archive))
 	w.crawl(context.Background(), w.options(), "digest.example")
 
-	var raw string
-	if err := w.store.SQL().QueryRow(`SELECT findings FROM catalogs WHERE url = 'https://digest.example/.well-known/ai-catalog.json'`).Scan(&raw); err != nil {
-		t.Fatal(err)
-	}
-	var fs []struct{ Severity, Code, Path string }
-	if err := json.Unmarshal([]byte(raw), &fs); err != nil {
-		t.Fatal(err)
-	}
+	fs := w.catalogFindings("https://digest.example/.well-known/ai-catalog.json")
 	type f struct{ Severity, Code, Path string }
 	var got []f
 	for _, x := range fs {
 		if strings.HasPrefix(x.Code, "entry_digest") {
-			got = append(got, f(x))
+			got = append(got, f{x.Severity, x.Code, x.Path})
 		}
 	}
 	want := []f{
@@ -74,7 +66,7 @@ func TestEntryDigests(t *testing.T) {
 		{"error", discover.CodeDigestMismatch, "/entries/6/digest"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("digest findings (-want +got):\n%s\nall: %s", diff, raw)
+		t.Errorf("digest findings (-want +got):\n%s\nall: %+v", diff, fs)
 	}
 	// Checked, not refused: every card is stored and listed.
 	var cards int

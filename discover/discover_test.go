@@ -268,6 +268,23 @@ func (w *world) observationClasses(domain, kind string) map[string]string {
 	return out
 }
 
+// storedFinding is a finding as the catalogs table keeps it.
+type storedFinding struct{ Severity, Code, Path, Message string }
+
+// catalogFindings returns the findings stored for the catalog at url.
+func (w *world) catalogFindings(url string) []storedFinding {
+	w.t.Helper()
+	var raw string
+	if err := w.store.SQL().QueryRow(`SELECT findings FROM catalogs WHERE url = ?`, url).Scan(&raw); err != nil {
+		w.t.Fatal(err)
+	}
+	var fs []storedFinding
+	if err := json.Unmarshal([]byte(raw), &fs); err != nil {
+		w.t.Fatal(err)
+	}
+	return fs
+}
+
 // findingCodes returns the finding codes recorded on a domain's catalogs.
 func (w *world) findingCodes(domain string) []string {
 	w.t.Helper()

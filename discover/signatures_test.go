@@ -2,73 +2,22 @@ package discover_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/go-jose/go-jose/v4"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cardcrawl/cardcrawl/catalog/trust"
+	"github.com/cardcrawl/cardcrawl/catalog/trust/trusttest"
 	"github.com/cardcrawl/cardcrawl/discover"
 )
 
-// didSigner is a did:web signer as a publisher sets one up: a P-256 key
-// and the DID document its domain serves; it signs with go-jose.
-type didSigner struct {
-	did string
-	key *ecdsa.PrivateKey
-}
-
-func newDIDSigner(t *testing.T, domain string) *didSigner {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &didSigner{did: "did:web:" + domain, key: k}
-}
-
-func (s *didSigner) document() string {
-	b, _ := s.key.PublicKey.Bytes()
-	enc := base64.RawURLEncoding.EncodeToString
-	doc, _ := json.Marshal(map[string]any{
-		"id": s.did,
-		"verificationMethod": []any{map[string]any{"id": s.did + "#k", "type": "JsonWebKey2020", "controller": s.did,
-			"publicKeyJwk": map[string]string{"kty": "EC", "crv": "P-256", "x": enc(b[1:33]), "y": enc(b[33:])}}},
-		"assertionMethod": []string{s.did + "#k"},
-	})
-	return string(doc)
-}
-
-func (s *didSigner) sign(t *testing.T, typ string, payload []byte) string {
-	t.Helper()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: s.key, KeyID: s.did + "#k"}},
-		(&jose.SignerOptions{}).WithType(jose.ContentType(typ)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj, err := signer.Sign(payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jws, err := obj.DetachedCompactSerialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return jws
-}
-
 // signAt fills the placeholder jws of the signature at path in doc with
 // s's signature over the payload trust.Find builds for it.
-func (s *didSigner) signAt(t *testing.T, doc, path, placeholder string) string {
+func signAt(t *testing.T, s *trusttest.Signer, doc, path, placeholder string) string {
 	t.Helper()
 	found, _ := trust.Find([]byte(doc))
 	for _, f := range found {
@@ -77,7 +26,7 @@ func (s *didSigner) signAt(t *testing.T, doc, path, placeholder string) string {
 			if f.Kind == trust.KindCatalog {
 				typ = "ai-catalog+jws"
 			}
-			return strings.Replace(doc, placeholder, s.sign(t, typ, f.Payload), 1)
+			return strings.Replace(doc, placeholder, s.Sign(t, typ, f.Payload), 1)
 		}
 	}
 	t.Fatalf("no signature at %s", path)
@@ -91,8 +40,8 @@ func (s *didSigner) signAt(t *testing.T, doc, path, placeholder string) string {
 // Each signature's finding says what it establishes, and the DID documents
 // are fetched as observations of their own.
 func TestCatalogSignatures(t *testing.T) {
-	pub, assessor, gone := newDIDSigner(t, "signed.example"), newDIDSigner(t, "assessor.example"), newDIDSigner(t, "gone.example")
-	impostor := newDIDSigner(t, "signed.example") // the publisher's DID, another key
+	pub, assessor, gone := trusttest.New(t, "signed.example"), trusttest.New(t, "assessor.example"), trusttest.New(t, "gone.example")
+	impostor := trusttest.New(t, "signed.example") // the publisher's DID, another key
 	// Served byte for byte as hashed, its newline included.
 	card := `{"$schema":"https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json","name":"example.signed/a","version":"1.0.0","description":"a","remotes":[{"type":"streamable-http","url":"https://mcp.signed.example/a"}]}` + "\n"
 	sum := sha256.Sum256([]byte(card))
@@ -103,38 +52,31 @@ func TestCatalogSignatures(t *testing.T) {
 			`"issuedAt":"2026-11-01T00:00:00Z","jws":"` + placeholder + `"}}`
 	}
 	manifests := []string{
-		manifest(pub.did, digest, "JWS0"),
-		manifest(assessor.did, digest, "JWS1"),
-		manifest(pub.did, "sha256:"+strings.Repeat("0", 64), "JWS2"),
-		manifest(pub.did, digest, "JWS3"),
-		manifest(gone.did, digest, "JWS4"),
+		manifest(pub.DID, digest, "JWS0"),
+		manifest(assessor.DID, digest, "JWS1"),
+		manifest(pub.DID, "sha256:"+strings.Repeat("0", 64), "JWS2"),
+		manifest(pub.DID, digest, "JWS3"),
+		manifest(gone.DID, digest, "JWS4"),
 	}
-	doc := `{"specVersion":"1.0","host":{"displayName":"Signed","identifier":"` + pub.did + `"},"entries":[` +
+	doc := `{"specVersion":"1.0","host":{"displayName":"Signed","identifier":"` + pub.DID + `"},"entries":[` +
 		`{"identifier":"urn:air:signed.example:mcp:a","type":"application/mcp-server-card+json","url":"https://signed.example/card.json",` +
 		`"digest":"` + digest + `","trustManifests":[` + strings.Join(manifests, ",") + `]}],` +
-		`"signature":{"signer":"` + pub.did + `","profile":"did-web-v1","issuedAt":"2026-11-01T00:00:00Z","jws":"ROOT"}}`
-	doc = pub.signAt(t, doc, "/entries/0/trustManifests/0/signature", "JWS0")
-	doc = assessor.signAt(t, doc, "/entries/0/trustManifests/1/signature", "JWS1")
-	doc = pub.signAt(t, doc, "/entries/0/trustManifests/2/signature", "JWS2")
-	doc = impostor.signAt(t, doc, "/entries/0/trustManifests/3/signature", "JWS3")
-	doc = gone.signAt(t, doc, "/entries/0/trustManifests/4/signature", "JWS4")
-	doc = pub.signAt(t, doc, "/signature", "ROOT") // last: the snapshot covers the manifests' signatures
+		`"signature":{"signer":"` + pub.DID + `","profile":"did-web-v1","issuedAt":"2026-11-01T00:00:00Z","jws":"ROOT"}}`
+	doc = signAt(t, pub, doc, "/entries/0/trustManifests/0/signature", "JWS0")
+	doc = signAt(t, assessor, doc, "/entries/0/trustManifests/1/signature", "JWS1")
+	doc = signAt(t, pub, doc, "/entries/0/trustManifests/2/signature", "JWS2")
+	doc = signAt(t, impostor, doc, "/entries/0/trustManifests/3/signature", "JWS3")
+	doc = signAt(t, gone, doc, "/entries/0/trustManifests/4/signature", "JWS4")
+	doc = signAt(t, pub, doc, "/signature", "ROOT") // last: the snapshot covers the manifests' signatures
 
 	archive := "-- signed.example/.well-known/ai-catalog.json --\n" + doc + "\n" +
 		"-- signed.example/card.json --\n" + card +
-		"-- signed.example/.well-known/did.json --\n" + pub.document() +
-		"\n-- assessor.example/.well-known/did.json --\n" + assessor.document() + "\n"
+		"-- signed.example/.well-known/did.json --\n" + string(pub.Document()) +
+		"\n-- assessor.example/.well-known/did.json --\n" + string(assessor.Document()) + "\n"
 	w := newWorld(t, []byte(archive))
 	w.crawl(context.Background(), w.options(), "signed.example")
 
-	var raw string
-	if err := w.store.SQL().QueryRow(`SELECT findings FROM catalogs WHERE url = 'https://signed.example/.well-known/ai-catalog.json'`).Scan(&raw); err != nil {
-		t.Fatal(err)
-	}
-	var fs []struct{ Severity, Code, Path, Message string }
-	if err := json.Unmarshal([]byte(raw), &fs); err != nil {
-		t.Fatal(err)
-	}
+	fs := w.catalogFindings("https://signed.example/.well-known/ai-catalog.json")
 	type f struct{ Severity, Code, Path, Says string }
 	var got []f
 	for _, x := range fs {
@@ -152,7 +94,7 @@ func TestCatalogSignatures(t *testing.T) {
 		{"warning", discover.CodeSignatureUnverifiable, m("4"), "DID document of did:web:gone.example could not be read"},
 	}
 	if len(got) != len(want) {
-		t.Fatalf("signature findings:\n%s", raw)
+		t.Fatalf("signature findings:\n%+v", fs)
 	}
 	for i := range want {
 		if got[i].Severity != want[i].Severity || got[i].Code != want[i].Code || got[i].Path != want[i].Path ||
@@ -197,14 +139,7 @@ func TestSignatureBounds(t *testing.T) {
 	w := newWorld(t, []byte(archive))
 	w.crawl(context.Background(), w.options(), "many.example")
 
-	var raw string
-	if err := w.store.SQL().QueryRow(`SELECT findings FROM catalogs WHERE url = 'https://many.example/.well-known/ai-catalog.json'`).Scan(&raw); err != nil {
-		t.Fatal(err)
-	}
-	var fs []struct{ Code, Path, Message string }
-	if err := json.Unmarshal([]byte(raw), &fs); err != nil {
-		t.Fatal(err)
-	}
+	fs := w.catalogFindings("https://many.example/.well-known/ai-catalog.json")
 	counts := map[string]int{}
 	for _, f := range fs {
 		counts[f.Code]++

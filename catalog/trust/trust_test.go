@@ -2,7 +2,6 @@ package trust
 
 import (
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -12,68 +11,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-jose/go-jose/v4"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cardcrawl/cardcrawl/catalog/trust/trusttest"
 )
 
-// A signer, as a publisher would set one up: a P-256 key, its DID document
-// at https://pub.example/.well-known/did.json, and signatures made by
-// go-jose, an independent JWS implementation.
-type testSigner struct {
-	did, kid string
-	key      *ecdsa.PrivateKey
-}
+// testSigner is trusttest's signer, with a signature under a header
+// written by hand for the rules go-jose would not break.
+type testSigner struct{ *trusttest.Signer }
 
-func newSigner(t testing.TB, domain string) *testSigner {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	did := "did:web:" + domain
-	return &testSigner{did: did, kid: did + "#key-1", key: k}
-}
+func newSigner(t testing.TB, domain string) *testSigner { return &testSigner{trusttest.New(t, domain)} }
 
-// jwk is the public key as a JWK's members.
-func (s *testSigner) jwk() map[string]any {
-	b, err := s.key.PublicKey.Bytes() // 0x04 || x || y
-	if err != nil {
-		panic(err)
-	}
-	enc := base64.RawURLEncoding.EncodeToString
-	return map[string]any{"kty": "EC", "crv": "P-256", "x": enc(b[1:33]), "y": enc(b[33:])}
-}
-
-// document is the signer's DID document, the key referenced from
-// assertionMethod by a relative DID URL.
-func (s *testSigner) document() []byte {
-	b, _ := json.Marshal(map[string]any{
-		"@context": []string{"https://www.w3.org/ns/did/v1"},
-		"id":       s.did,
-		"verificationMethod": []any{map[string]any{
-			"id": "#key-1", "type": "JsonWebKey2020", "controller": s.did, "publicKeyJwk": s.jwk()}},
-		"assertionMethod": []string{"#key-1"},
-	})
-	return b
-}
-
-// sign makes the detached compact JWS of payload with go-jose.
+func (s *testSigner) jwk() map[string]any { return s.JWK() }
+func (s *testSigner) document() []byte    { return s.Document() }
 func (s *testSigner) sign(t testing.TB, typ string, payload []byte) string {
-	t.Helper()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: s.key, KeyID: s.kid}},
-		(&jose.SignerOptions{}).WithType(jose.ContentType(typ)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj, err := signer.Sign(payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jws, err := obj.DetachedCompactSerialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return jws
+	return s.Sign(t, typ, payload)
 }
 
 // signRaw signs payload under a header written by hand, for the header
@@ -82,7 +34,7 @@ func (s *testSigner) signRaw(t testing.TB, header string, payload []byte) string
 	t.Helper()
 	h := base64.RawURLEncoding.EncodeToString([]byte(header))
 	d := sha256.Sum256([]byte(h + "." + base64.RawURLEncoding.EncodeToString(payload)))
-	r, ss, err := ecdsa.Sign(rand.Reader, s.key, d[:])
+	r, ss, err := ecdsa.Sign(rand.Reader, s.Key, d[:])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,9 +139,9 @@ func signedManifest(t *testing.T, s *testSigner, edit func(sig map[string]any)) 
 	if err := json.Unmarshal([]byte(specManifest), &m); err != nil {
 		t.Fatal(err)
 	}
-	m["contributor"] = s.did
+	m["contributor"] = s.DID
 	sig := m["signature"].(map[string]any)
-	sig["signer"] = s.did
+	sig["signer"] = s.DID
 	sig["jws"] = "PLACEHOLDER" // outside the payload
 	if edit != nil {
 		edit(sig)
@@ -208,7 +160,7 @@ func TestAuthenticate(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	const typM = "ai-catalog-trust-manifest+jws"
 	hdr := func(extra string) string {
-		return `{"alg":"ES256","typ":"` + typM + `","kid":"` + s.kid + `"` + extra + `}`
+		return `{"alg":"ES256","typ":"` + typM + `","kid":"` + s.Kid + `"` + extra + `}`
 	}
 	docWith := func(edit func(d map[string]any)) []byte {
 		d := map[string]any{}
@@ -227,14 +179,14 @@ func TestAuthenticate(t *testing.T) {
 	}{
 		{name: "go-jose signs, cardcrawl verifies", sig: func(m Signed) string { return s.sign(t, typM, m.Payload) }},
 		{name: "by hand", sig: func(m Signed) string { return s.signRaw(t, hdr(""), m.Payload) }},
-		{name: "another key of the same DID", sig: func(m Signed) string { return other.sign(t, typM, m.Payload) }, want: ErrInvalid},
+		{name: "another key of the same DID", sig: func(m Signed) string { return other.Sign(t, typM, m.Payload) }, want: ErrInvalid},
 		{name: "another object's signature", sig: func(m Signed) string { return s.sign(t, typM, []byte(`{}`)) }, want: ErrInvalid},
 		{name: "a catalog's typ on a manifest", sig: func(m Signed) string { return s.sign(t, "ai-catalog+jws", m.Payload) }, want: ErrInvalid},
 		{name: "no typ", sig: func(m Signed) string {
-			return s.signRaw(t, `{"alg":"ES256","kid":"`+s.kid+`"}`, m.Payload)
+			return s.signRaw(t, `{"alg":"ES256","kid":"`+s.Kid+`"}`, m.Payload)
 		}, want: ErrInvalid},
 		{name: "alg none", sig: func(m Signed) string {
-			return s.signRaw(t, `{"alg":"none","typ":"`+typM+`","kid":"`+s.kid+`"}`, m.Payload)
+			return s.signRaw(t, `{"alg":"none","typ":"`+typM+`","kid":"`+s.Kid+`"}`, m.Payload)
 		}, want: ErrInvalid},
 		{name: "b64", sig: func(m Signed) string { return s.signRaw(t, hdr(`,"b64":true`), m.Payload) }, want: ErrInvalid},
 		{name: "jwk in the header", sig: func(m Signed) string { return s.signRaw(t, hdr(`,"jwk":{}`), m.Payload) }, want: ErrInvalid},
@@ -251,7 +203,7 @@ func TestAuthenticate(t *testing.T) {
 			doc: docWith(func(d map[string]any) { d["authentication"] = d["assertionMethod"]; delete(d, "assertionMethod") }), want: ErrInvalid},
 		{name: "key embedded in assertionMethod", sig: func(m Signed) string { return s.sign(t, typM, m.Payload) },
 			doc: docWith(func(d map[string]any) {
-				d["assertionMethod"] = []any{map[string]any{"id": s.kid, "controller": s.did, "publicKeyJwk": s.jwk()}}
+				d["assertionMethod"] = []any{map[string]any{"id": s.Kid, "controller": s.DID, "publicKeyJwk": s.jwk()}}
 				delete(d, "verificationMethod")
 			})},
 		{name: "another controller", sig: func(m Signed) string { return s.sign(t, typM, m.Payload) },

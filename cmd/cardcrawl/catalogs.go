@@ -32,11 +32,7 @@ func runCatalogs(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 	if rf.asJSON {
-		arr := newJSONArray(e.stdout)
-		if err := st.EachCatalog(ctx, domain, func(c store.CatalogRow) error { return arr.Add(c) }); err != nil {
-			return err
-		}
-		return closeJSONArray(arr, e.stdout)
+		return streamJSON(e.stdout, func(add func(store.CatalogRow) error) error { return st.EachCatalog(ctx, domain, add) })
 	}
 	out := newTextOut(e.stdout)
 	n := 0

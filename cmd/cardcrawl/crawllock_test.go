@@ -73,15 +73,7 @@ func testCrawlsTakeTurns(t *testing.T, dsn string) {
 
 	w := startProc(t, "worker", "--db", dsn)
 	waitFor(t, "the worker to start", time.Minute, func() bool {
-		st, err := store.Open(ctx, dsn, store.Options{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		s, err := st.Status(ctx, time.Now().Add(-time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := readStatus(t, dsn)
 		return len(s.Workers) == 1 && s.Workers[0].Alive
 	})
 	code, _, stderr := run(t, "", "crawl", "--db", dsn, "--domains", "/dev/null")

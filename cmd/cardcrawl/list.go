@@ -43,11 +43,7 @@ func runDomains(ctx context.Context, e *env, args []string) error {
 	// Rows stream from the database to the output: a list of a million
 	// domains is never held whole.
 	if rf.asJSON {
-		arr := newJSONArray(e.stdout)
-		if err := st.EachDomain(ctx, func(d store.DomainRow) error { return arr.Add(d) }); err != nil {
-			return err
-		}
-		return closeJSONArray(arr, e.stdout)
+		return streamJSON(e.stdout, func(add func(store.DomainRow) error) error { return st.EachDomain(ctx, add) })
 	}
 	out := newTextOut(e.stdout)
 	out.table("DOMAIN", "OUTCOME", "CLASS", "CARDS", "REMOTES", "CAPPED", "CATALOG FINDINGS", "REASON")
@@ -70,6 +66,16 @@ func runDomains(ctx context.Context, e *env, args []string) error {
 // writeJSON is; closeJSONArray ends it with writeJSON's newline.
 func newJSONArray(stdout io.Writer) *jsonstream.Array {
 	return jsonstream.New(termsafe.NewJSONWriter(stdout), "")
+}
+
+// streamJSON writes what each yields as one JSON array on stdout, value by
+// value as the rows come (a list of any length in constant memory).
+func streamJSON[T any](stdout io.Writer, each func(add func(T) error) error) error {
+	arr := newJSONArray(stdout)
+	if err := each(func(v T) error { return arr.Add(v) }); err != nil {
+		return err
+	}
+	return closeJSONArray(arr, stdout)
 }
 
 func closeJSONArray(a *jsonstream.Array, stdout io.Writer) error {
@@ -101,13 +107,9 @@ func runServers(ctx context.Context, e *env, args []string) error {
 	// Records stream from the database to the output, a page at a time.
 	q := store.FeedQuery{FeedFilter: filter}
 	if rf.asJSON {
-		arr := newJSONArray(e.stdout)
-		if err := st.EachFeedServer(ctx, q, func(s *store.FeedServer) error {
-			return arr.Add(feed.NewRecord(s))
-		}); err != nil {
-			return err
-		}
-		return closeJSONArray(arr, e.stdout)
+		return streamJSON(e.stdout, func(add func(feed.Record) error) error {
+			return st.EachFeedServer(ctx, q, func(s *store.FeedServer) error { return add(feed.NewRecord(s)) })
+		})
 	}
 	out := newTextOut(e.stdout)
 	out.table("ENDPOINT", "TRANSPORT", "NAME", "VERSION", "GRADE", "CATEGORY", "SOURCES", "LISTED BY", "PROBE")

@@ -212,6 +212,22 @@ func (p *runningProc) stop(t testing.TB) int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
+// readStatus is what `status` reads of dsn (workers of the last hour), on
+// a read-only handle opened for the read.
+func readStatus(t *testing.T, dsn string) store.Status {
+	t.Helper()
+	st, err := store.Open(context.Background(), dsn, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := st.Status(context.Background(), time.Now().Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 	t.Helper()
@@ -424,7 +440,6 @@ func TestWorkerOnSQLite(t *testing.T) {
 		t.Fatalf("domains add: exit %d: %s", code, stderr)
 	}
 	p := startProc(t, append([]string{"worker", "--db", db, "--lease", "2s", "--idle", "100ms", "--timeout", "5s"}, w.netArgs()...)...)
-	ctx := context.Background()
 	waitFor(t, "every domain done", 2*time.Minute, func() bool {
 		code, stdout, _ := run(t, "", "status", "--db", db, "--json")
 		return code == exitOK && strings.Contains(stdout, fmt.Sprintf(`"done": %d,`, len(w.domains)))
@@ -432,16 +447,7 @@ func TestWorkerOnSQLite(t *testing.T) {
 	if code := p.stop(t); code != exitOK {
 		t.Errorf("exit %d on SIGTERM; stderr:\n%s", code, p.stderr.String())
 	}
-	st, err := store.Open(ctx, db, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s, err := st.Status(ctx, time.Now().Add(-time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(s.Workers) != 1 || s.Workers[0].StoppedAt == "" || s.Workers[0].Crawled == 0 {
+	if s := readStatus(t, db); len(s.Workers) != 1 || s.Workers[0].StoppedAt == "" || s.Workers[0].Crawled == 0 {
 		t.Errorf("workers = %+v", s.Workers)
 	}
 	w.checkPoliteness(t)
