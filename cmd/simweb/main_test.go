@@ -117,7 +117,7 @@ func TestServesDemoToAUserClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(domains)), "\n")
-	if len(lines) != 15+3 || lines[0] != "forge.example" || !strings.HasSuffix(lines[17], ".example") {
+	if len(lines) != 16+3 || lines[0] != "forge.example" || !strings.HasSuffix(lines[18], ".example") {
 		t.Errorf("domains file: %q", lines)
 	}
 
