@@ -114,9 +114,9 @@ func (db *DB) lockCrawlFile(mode CrawlMode, holder string) (*CrawlLock, error) {
 	}}, nil
 }
 
-// crawlLockKey is the two-key form of PostgreSQL's advisory locks (so it
-// cannot meet TryLead's one-key locks), and what pg_locks shows as
-// classid and objid.
+// crawlLockClass and crawlLockObject are the lock's key in the two-key
+// form of PostgreSQL's advisory locks (so it cannot meet TryLead's one-key
+// locks), and what pg_locks shows as classid and objid.
 const crawlLockClass, crawlLockObject = 0x63617264, 0x6372776c // "card", "crwl"
 
 func (db *DB) lockCrawlPostgres(ctx context.Context, mode CrawlMode, holder string) (*CrawlLock, error) {
@@ -183,17 +183,19 @@ func (db *DB) crawlNow(ctx context.Context) (CrawlNow, error) {
 		held, holder, err := crawlHolderPostgres(ctx, db.sql)
 		return CrawlNow{Running: held, Holder: holder}, err
 	}
+	// status reads files the user may not write: a lock file that is not
+	// there (never crawled by a build that locks) or cannot be opened, or
+	// a file system without locks, says no crawl rather than failing it.
+	// The look holds a shared lock for a moment, in which a crawl starting
+	// would be refused as if workers held the database (--wait rides it).
 	f, err := os.Open(crawlLockPath(db.name))
-	if errors.Is(err, os.ErrNotExist) {
-		return CrawlNow{}, nil // never crawled by a build that locks
-	}
 	if err != nil {
-		return CrawlNow{}, fmt.Errorf("crawl lock: %w", err)
+		return CrawlNow{}, nil
 	}
 	defer f.Close()
 	free, err := flockTry(f, true)
 	if err != nil || free {
-		return CrawlNow{}, nil // a file system without locks cannot tell
+		return CrawlNow{}, nil
 	}
 	b := make([]byte, 512)
 	n, _ := f.ReadAt(b, 0)
