@@ -1245,6 +1245,9 @@ type NamedQuery struct {
 // entry of the name declares endpoints no listed card declares, that
 // entry (as FeedEntries gives it) and the name's other versions there,
 // newest published first as the Registry lists them (registryVersions).
+// When nothing of that kind names it, a registry whose latest version of
+// the name is deprecated (or deleted) gives its versions the same way,
+// none with records.
 func (db *DB) FeedEntriesNamed(ctx context.Context, q NamedQuery) ([]FeedEntry, error) {
 	filter := q.FeedFilter
 	if !validSource(filter.Source) {
@@ -1274,6 +1277,33 @@ func (db *DB) FeedEntriesNamed(ctx context.Context, q NamedQuery) ([]FeedEntry, 
 				return err
 			}
 			out = append(out, versions...)
+		}
+		if len(out) > 0 {
+			return nil
+		}
+		// A name no card claims whose latest version is not active: the
+		// feed has no server of it (a deprecated or deleted entry's
+		// servers are gone from it), but the Registry still lists its
+		// versions, deprecated ones by default.
+		inactive, err := collect(ctx, sqlTx, func(rows *sql.Rows) (FeedEntry, error) {
+			e := FeedEntryRegistry{Name: q.Name, Latest: true}
+			err := rows.Scan(&e.Source, &e.Version, &e.ChangedAt, &e.ServerJSON, &e.Status, &e.PublishedAt)
+			return FeedEntry{Registry: &e}, err
+		}, `SELECT source, version, changed_at, server_json, status, published_at FROM registry_entries
+			WHERE is_latest = 1 AND name = ? AND status <> 'active' ORDER BY source`, q.Name)
+		if err != nil {
+			return fmt.Errorf("registry versions of %s: %w", q.Name, err)
+		}
+		for _, e := range inactive {
+			versions, err := registryVersions(ctx, sqlTx, e, q.IncludeDeleted)
+			if err != nil {
+				return err
+			}
+			for _, v := range versions {
+				if q.IncludeDeleted || v.Registry.Status != "deleted" {
+					out = append(out, v)
+				}
+			}
 		}
 		return nil
 	})

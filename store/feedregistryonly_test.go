@@ -276,4 +276,37 @@ func testRegistryVersionsNamed(t *testing.T, dsn string) {
 			t.Errorf("source %s, deleted %v (-want +got):\n%s", tc.source, tc.includeDeleted, diff)
 		}
 	}
+
+	// The latest version deprecated: no record of the name is left, its
+	// versions are still listed; the latest deleted: only with deleted ones.
+	for _, step := range []struct {
+		status         string
+		includeDeleted bool
+		want           []string
+	}{
+		{"deprecated", false, []string{"1.2.0 deprecated 0", "2.0.0 deprecated 1", "1.0.0 active 0"}},
+		{"deleted", false, []string{"1.2.0 deprecated 0", "1.0.0 active 0"}},
+		{"deleted", true, []string{"1.2.0 deprecated 0", "2.0.0 deleted 1", "1.1.0 deleted 0", "1.0.0 active 0"}},
+	} {
+		entries[2].Status = step.status
+		clock = clock.Add(time.Minute)
+		if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: entries[2:3]}); err != nil {
+			t.Fatal(err)
+		}
+		es, err := db.FeedEntriesNamed(ctx, store.NamedQuery{Name: name, FeedFilter: store.FeedFilter{Source: "registry"},
+			IncludeDeleted: step.includeDeleted})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range es {
+			got = append(got, fmt.Sprintf("%s %s %d", e.Registry.Version, e.Registry.Status, map[bool]int{true: 1}[e.Registry.Latest]))
+			if len(e.Records) != 0 {
+				t.Errorf("%s %s has records", step.status, e.Registry.Version)
+			}
+		}
+		if diff := cmp.Diff(step.want, got); diff != "" {
+			t.Errorf("latest %s, deleted %v (-want +got):\n%s", step.status, step.includeDeleted, diff)
+		}
+	}
 }

@@ -43,6 +43,18 @@ func TestServeRegistryVersions(t *testing.T) {
 		}
 	}
 	d.SetStatus(name, "1.1.0", "deleted", "withdrawn")
+	// A name whose latest version is deprecated: the feed has none of its
+	// servers, the Registry still lists its versions.
+	const old = "com.example/retired"
+	for _, v := range []string{"0.9.0", "1.0.0"} {
+		s := fmt.Sprintf(`{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",`+
+			`"name":%q,"description":"Retired","version":%q,"remotes":[{"type":"streamable-http","url":"https://retired.example.com/mcp"}]}`, old, v)
+		if err := d.Publish(json.RawMessage(s), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.SetStatus(old, "1.0.0", "deprecated", "use com.example/multi")
+	d.SetStatus(old, "0.9.0", "deleted", "withdrawn")
 	dbPath := filepath.Join(t.TempDir(), "r.db")
 	if code, _, stderr := run(t, "", append([]string{"registry", "sync", "--db", dbPath}, serveDouble(t, d)...)...); code != exitOK {
 		t.Fatalf("sync exit %d: %s", code, stderr)
@@ -99,15 +111,33 @@ func TestServeRegistryVersions(t *testing.T) {
 		return resp.StatusCode, out
 	}
 	const versions = "/v0.1/servers/com.example%2Fmulti/versions"
-	for _, query := range []string{"", "?include_deleted=true", "?include_deleted=false"} {
-		wantCode, want := registry(versions + query)
-		code, got := served(versions + query)
-		if code != wantCode || len(want) < 3 {
-			t.Errorf("%s: %d, the Registry %d %v", query, code, wantCode, want)
+	const retired = "/v0.1/servers/com.example%2Fretired/versions"
+	for _, path := range []string{versions, retired} {
+		for _, query := range []string{"", "?include_deleted=true", "?include_deleted=false"} {
+			wantCode, want := registry(path + query)
+			code, got := served(path + query)
+			if code != wantCode || len(want) < 1 || (path == versions && len(want) < 3) {
+				t.Errorf("%s%s: %d, the Registry %d %v", path, query, code, wantCode, want)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s%s (-Registry +served):\n%s", path, query, diff)
+			}
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("versions%s (-Registry +served):\n%s", query, diff)
-		}
+	}
+	resp, err := http.Get(srv.URL + retired + "/latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e feed.RegistryEntry
+	_ = json.NewDecoder(resp.Body).Decode(&e)
+	resp.Body.Close()
+	if rv := e.Meta.Discovery.RegistryVersion; resp.StatusCode != http.StatusOK || e.Server.Version != "1.0.0" || rv == nil ||
+		rv.Status != "deprecated" || !rv.IsLatest || len(e.Meta.Discovery.Endpoints) != 0 {
+		t.Errorf("retired latest: %d %+v", resp.StatusCode, e)
+	}
+	// The list is the feed's: a deprecated server is not among them.
+	if _, got := served("/v0.1/servers?search=retired"); len(got) != 0 {
+		t.Errorf("the list has the deprecated name: %v", got)
 	}
 	for path, want := range map[string]int{
 		"/latest": http.StatusOK, "/1.0.0": http.StatusOK, "/1.1.1": http.StatusOK,
