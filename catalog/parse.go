@@ -343,8 +343,12 @@ type entryParser struct {
 
 // add records a finding about the entry being read. The pointer is built
 // only here because most entries have no findings.
-func (p *entryParser) add(sev finding.Severity, code, msg string) {
-	p.fl.Add(sev, code, "/entries/"+strconv.Itoa(p.idx), msg)
+func (p *entryParser) add(sev finding.Severity, code, msg string) { p.addAt(sev, code, "", msg) }
+
+// addAt records a finding about the member sub ("/digest") of the entry
+// being read.
+func (p *entryParser) addAt(sev finding.Severity, code, sub, msg string) {
+	p.fl.Add(sev, code, Entry{Index: p.idx}.Path()+sub, msg)
 }
 
 // str decodes a JSON string token that is a sub-slice of the document. In the
@@ -461,7 +465,7 @@ func (p *entryParser) entry(i int, v []byte) (Entry, bool) {
 			if code == CodeDigestUnsupported {
 				sev = finding.Info // a stronger hash cardcrawl does not know is no fault of the catalog
 			}
-			p.fl.Add(sev, code, "/entries/"+strconv.Itoa(p.idx)+"/digest", msg)
+			p.addAt(sev, code, "/digest", msg)
 		}
 	}
 

@@ -168,48 +168,26 @@ func (s *Signed) fill(container objectMembers, sig json.RawMessage) {
 		s.Problem = "signature expiresAt is " + string(v) + ", not a string"
 		return
 	}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	write := func(name string, raw []byte) {
-		if !first {
-			b.WriteByte(',')
+	// The payload: the container without its own additionalSignatures
+	// (outside it, so more signatures can be added later), its signature
+	// without jws.
+	var sigOut []member
+	for _, f := range sm {
+		if f.name != "jws" {
+			sigOut = append(sigOut, f)
 		}
-		first = false
-		n, _ := json.Marshal(name)
-		b.Write(n)
-		b.WriteByte(':')
-		b.Write(raw)
 	}
+	var out []member
 	for _, m := range container {
 		switch m.name {
 		case "additionalSignatures":
-			// Outside the payload, so more signatures can be added later.
 		case "signature":
-			var sb bytes.Buffer
-			sb.WriteByte('{')
-			firstS := true
-			for _, f := range sm {
-				if f.name == "jws" {
-					continue
-				}
-				if !firstS {
-					sb.WriteByte(',')
-				}
-				firstS = false
-				n, _ := json.Marshal(f.name)
-				sb.Write(n)
-				sb.WriteByte(':')
-				sb.Write(f.raw)
-			}
-			sb.WriteByte('}')
-			write(m.name, sb.Bytes())
+			out = append(out, member{name: m.name, raw: objectMembers(sigOut).json()})
 		default:
-			write(m.name, m.raw)
+			out = append(out, m)
 		}
 	}
-	b.WriteByte('}')
-	payload, err := jcs.Canonicalize(b.Bytes())
+	payload, err := jcs.Canonicalize(objectMembers(out).json())
 	if err != nil {
 		// Repeated member names among them: the spec has parsers refuse
 		// them rather than pick one.
@@ -250,6 +228,24 @@ func members(b []byte) (objectMembers, error) {
 		out = append(out, member{name: k.(string), raw: raw})
 	}
 	return out, nil
+}
+
+// json writes the members back as one JSON object, in their order,
+// repeats kept (JCS then refuses them).
+func (m objectMembers) json() []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range m {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		n, _ := json.Marshal(f.name)
+		b.Write(n)
+		b.WriteByte(':')
+		b.Write(f.raw)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 // get returns the value of the last member named name (as the catalog's
