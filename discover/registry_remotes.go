@@ -12,11 +12,11 @@ import (
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
-// RefreshRegistryRemotes brings registry_remotes in step with the latest,
-// active Registry entries, reading them a page at a time and parsing only
+// RefreshRegistryRemotes brings registry_remotes in step with the latest
+// Registry entries that are not deleted (those the Registry lists), reading them a page at a time and parsing only
 // those that changed since their remotes were recorded.
 func RefreshRegistryRemotes(ctx context.Context, st RegistryRemotes) error {
-	err := st.EachLatestActiveEntry(ctx, func(e store.RegistryEntryDoc) error {
+	err := st.EachListedEntry(ctx, func(e store.RegistryEntryDoc) error {
 		if e.ServerJSON == "" {
 			return nil // recorded from the entry as it is now
 		}
@@ -96,7 +96,7 @@ func (c *crawler) probeRegistry(ctx context.Context) error {
 	}}
 	// Rows come ordered by URL, one per declaring entry: the first entry
 	// with a transport a probe can use declares it.
-	err := c.opts.Store.EachRegistryRemote(context.WithoutCancel(runCtx), func(d store.DeclaredRemote) error {
+	err := c.opts.Store.EachActiveRegistryRemote(context.WithoutCancel(runCtx), func(d store.DeclaredRemote) error {
 		return g.add(endpoint{norm: d.URLNorm, remote: servercard.Remote{Type: d.Type, URL: d.URL}, cardSHA: d.EntrySHA256,
 			declaredBy: "registry:" + d.Name + "@" + d.Version})
 	})

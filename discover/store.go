@@ -55,13 +55,13 @@ type ProbeLog interface {
 	PendingProbeDomains(ctx context.Context, runID int64, fn func(domain string) error) error
 }
 
-// RegistryRemotes keeps the remotes of latest, active Registry entries,
-// which a crawl probes too.
+// RegistryRemotes keeps the remotes of the Registry entries it lists
+// (latest, not deleted); a crawl probes the active ones too.
 type RegistryRemotes interface {
-	EachLatestActiveEntry(ctx context.Context, fn func(store.RegistryEntryDoc) error) error
+	EachListedEntry(ctx context.Context, fn func(store.RegistryEntryDoc) error) error
 	ReplaceRegistryRemotes(ctx context.Context, e store.RegistryEntryDoc, entrySHA string, remotes []store.RegistryRemote) error
 	PruneRegistryRemotes(ctx context.Context) (int64, error)
-	EachRegistryRemote(ctx context.Context, fn func(store.DeclaredRemote) error) error
+	EachActiveRegistryRemote(ctx context.Context, fn func(store.DeclaredRemote) error) error
 }
 
 var _ Store = (*store.DB)(nil)

@@ -11,7 +11,7 @@ import (
 const (
 	SourceAll      = "all"      // every probed endpoint, one-off `probe --save` ones included
 	SourceCard     = "card"     // endpoints an active listing's card declares
-	SourceRegistry = "registry" // endpoints a latest, active Registry entry declares
+	SourceRegistry = "registry" // endpoints a latest, undeleted Registry entry declares
 )
 
 // probeSourceFilter is the SQL condition on p.remote_norm for a source.

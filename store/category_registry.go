@@ -6,31 +6,37 @@ import (
 	"fmt"
 )
 
-// RegistryEntryDoc is a latest, active Registry entry as the remote pass
+// RegistryEntryDoc is a latest, listed Registry entry as the remote pass
 // reads it. ServerJSON is empty when its registry_remotes rows are current
 // (made from the entry as it is now).
 type RegistryEntryDoc struct {
 	Source, Name, Version string
+	Status                string // active or deprecated
 	ChangedAt             string
 	ServerJSON            string
 }
 
-// EachLatestActiveEntry calls fn for every latest, active Registry entry,
-// in (source, name) order, a page at a time.
-func (db *DB) EachLatestActiveEntry(ctx context.Context, fn func(RegistryEntryDoc) error) error {
+// listedEntry is the condition "Registry entry e is one the Registry's
+// own list gives": its latest version, unless deleted. A deprecated
+// server stays listed there, and so its endpoints stay in the feed.
+const listedEntry = "e.is_latest = 1 AND e.status <> 'deleted'"
+
+// EachListedEntry calls fn for every latest Registry entry that is not
+// deleted, in (source, name) order, a page at a time.
+func (db *DB) EachListedEntry(ctx context.Context, fn func(RegistryEntryDoc) error) error {
 	return eachPage(categoryPage, func(after subjectKey) ([]RegistryEntryDoc, error) {
 		page, err := collect(ctx, db.sql, func(rows *sql.Rows) (RegistryEntryDoc, error) {
 			var e RegistryEntryDoc
-			err := rows.Scan(&e.Source, &e.Name, &e.Version, &e.ChangedAt, &e.ServerJSON)
+			err := rows.Scan(&e.Source, &e.Name, &e.Version, &e.Status, &e.ChangedAt, &e.ServerJSON)
 			return e, err
-		}, `SELECT e.source, e.name, e.version, e.changed_at,
+		}, `SELECT e.source, e.name, e.version, e.status, e.changed_at,
 			CASE WHEN EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.source = e.source AND rr.name = e.name
 			     AND rr.version = e.version AND rr.entry_changed_at = e.changed_at) THEN '' ELSE e.server_json END
 			FROM registry_entries e
-			WHERE e.is_latest = 1 AND e.status = 'active' AND (e.source, e.name) > (?, ?)
+			WHERE `+listedEntry+` AND (e.source, e.name) > (?, ?)
 			ORDER BY e.source, e.name LIMIT ?`, after.registry, after.subject, categoryPage)
 		if err != nil {
-			return nil, fmt.Errorf("latest active registry entries: %w", err)
+			return nil, fmt.Errorf("listed registry entries: %w", err)
 		}
 		return page, nil
 	}, func(e RegistryEntryDoc) subjectKey { return subjectKey{e.Source, e.Name} }, fn)
@@ -56,8 +62,8 @@ func (db *DB) ReplaceRegistryRemotes(ctx context.Context, e RegistryEntryDoc, en
 		var now []string
 		for _, r := range remotes {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO registry_remotes (source, name, version, url_norm, url, type,
-				entry_sha256, entry_changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-				e.Source, e.Name, e.Version, r.URLNorm, r.URL, r.Type, entrySHA, e.ChangedAt); err != nil {
+				entry_sha256, entry_changed_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+				e.Source, e.Name, e.Version, r.URLNorm, r.URL, r.Type, entrySHA, e.ChangedAt, e.Status); err != nil {
 				return err
 			}
 			now = append(now, r.URLNorm)
@@ -77,7 +83,6 @@ func scanDeclared(rows *sql.Rows) (DeclaredRemote, error) {
 // removedReason).
 const (
 	RemovedRegistryDeleted     = "registry_deleted"
-	RemovedRegistryDeprecated  = "registry_deprecated"
 	RemovedRegistryNotDeclared = "registry_not_declared"
 )
 
@@ -105,11 +110,8 @@ func (db *DB) afterRegistryRemotes(ctx context.Context, tx *sql.Tx, old []Declar
 			return err
 		}
 		reason := RemovedRegistryNotDeclared
-		switch status {
-		case "deleted":
+		if status == "deleted" {
 			reason = RemovedRegistryDeleted
-		case "deprecated":
-			reason = RemovedRegistryDeprecated
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO registry_gone (url_norm, url, source, name, version, reason, removed_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url_norm) DO UPDATE SET url = excluded.url, source = excluded.source,
@@ -153,11 +155,11 @@ func (db *DB) feedAfterRegistryRemotes(ctx context.Context, tx *sql.Tx, norms []
 }
 
 // PruneRegistryRemotes removes the remotes of entries that are no longer
-// the latest, active version.
+// the latest version, or are deleted.
 func (db *DB) PruneRegistryRemotes(ctx context.Context) (n int64, err error) {
 	const stale = `FROM registry_remotes WHERE NOT EXISTS (SELECT 1 FROM registry_entries e
 		WHERE e.source = registry_remotes.source AND e.name = registry_remotes.name AND e.version = registry_remotes.version
-		AND e.is_latest = 1 AND e.status = 'active')`
+		AND ` + listedEntry + `)`
 	err = db.inSQLTx(ctx, "prune registry remotes", func(tx *sql.Tx) error {
 		old, err := collect(ctx, tx, scanDeclared, `SELECT url_norm, url, source, name, version `+stale)
 		if err != nil {
@@ -175,17 +177,19 @@ func (db *DB) PruneRegistryRemotes(ctx context.Context) (n int64, err error) {
 	return n, err
 }
 
-// DeclaredRemote is one endpoint a latest, active Registry entry declares.
+// DeclaredRemote is one endpoint a latest, listed Registry entry declares.
 type DeclaredRemote struct {
 	URLNorm, URL, Type    string
 	Source, Name, Version string
 	EntrySHA256           string
 }
 
-// EachRegistryRemote calls fn for every endpoint latest, active Registry
-// entries declare, ordered by normalised URL and then by declaring entry
-// (one row per declaration: a URL's rows are adjacent), a page at a time.
-func (db *DB) EachRegistryRemote(ctx context.Context, fn func(DeclaredRemote) error) error {
+// EachActiveRegistryRemote calls fn for every endpoint latest, active
+// Registry entries declare (the ones a probe may reach: a deprecated
+// entry's are listed, not probed), ordered by normalised URL and then by
+// declaring entry (one row per declaration: a URL's rows are adjacent), a
+// page at a time.
+func (db *DB) EachActiveRegistryRemote(ctx context.Context, fn func(DeclaredRemote) error) error {
 	type key struct{ norm, source, name, version string }
 	return eachPage(categoryPage, func(after key) ([]DeclaredRemote, error) {
 		page, err := collect(ctx, db.sql, func(rows *sql.Rows) (DeclaredRemote, error) {
@@ -193,7 +197,7 @@ func (db *DB) EachRegistryRemote(ctx context.Context, fn func(DeclaredRemote) er
 			err := rows.Scan(&d.URLNorm, &d.URL, &d.Type, &d.Source, &d.Name, &d.Version, &d.EntrySHA256)
 			return d, err
 		}, `SELECT url_norm, url, type, source, name, version, entry_sha256 FROM registry_remotes
-			WHERE (url_norm, source, name, version) > (?, ?, ?, ?)
+			WHERE status = 'active' AND (url_norm, source, name, version) > (?, ?, ?, ?)
 			ORDER BY url_norm, source, name, version LIMIT ?`, after.norm, after.source, after.name, after.version, categoryPage)
 		if err != nil {
 			return nil, fmt.Errorf("registry remotes: %w", err)

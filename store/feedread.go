@@ -174,7 +174,7 @@ type FeedFilter struct {
 	NotProbed bool
 	// Source selects by where a server was found (FeedSources): card, the
 	// default, keeps the servers a listed card declares; registry the
-	// endpoints a latest, active Registry entry declares; all both. Unlike
+	// endpoints a latest, undeleted Registry entry declares; all both. Unlike
 	// the other fields, all widens the selection.
 	Source string
 }
@@ -817,7 +817,7 @@ type FeedEntry struct {
 	CardKey string
 	Records []FeedServer
 	// Registry is set, and CardKey empty, on an entry of servers only the
-	// Registry declares (source registry or all): the latest, active entry
+	// Registry declares (source registry or all): the latest, undeleted entry
 	// declaring them, and Records those of its endpoints no listed card
 	// declares; in FeedEntriesNamed, also that name's other versions,
 	// without records; or, in a delta (EntryQuery.Since), the version that last
@@ -1162,7 +1162,7 @@ func outcomeCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) ([
 }
 
 // registryCardKeys proposes, for the Registry's servers, the endpoints
-// its latest, active entries declare (registry_remotes_norm) that a card
+// its latest, undeleted entries declare (registry_remotes_norm) that a card
 // declares too. Most of the Registry's servers have no card, so they are
 // counted with their records, in one read: the Registry's size says little
 // about how many records hold one of its endpoints.
@@ -1241,13 +1241,13 @@ type NamedQuery struct {
 // FeedEntriesNamed returns the listed entries whose card has this name, in
 // the order of each card's first record (the first is what
 // .../versions/latest serves), of the records the filter keeps; with
-// source registry or all, then for each registry whose latest, active
+// source registry or all, then for each registry whose latest, undeleted
 // entry of the name declares endpoints no listed card declares, that
 // entry (as FeedEntries gives it) and the name's other versions there,
 // newest published first as the Registry lists them (registryVersions).
 // When nothing of that kind names it, a registry whose latest version of
-// the name is deprecated (or deleted) gives its versions the same way,
-// none with records.
+// the name is deleted (or deprecated, declaring no server of its own)
+// gives its versions the same way, none with records.
 func (db *DB) FeedEntriesNamed(ctx context.Context, q NamedQuery) ([]FeedEntry, error) {
 	filter := q.FeedFilter
 	if !validSource(filter.Source) {
@@ -1281,10 +1281,10 @@ func (db *DB) FeedEntriesNamed(ctx context.Context, q NamedQuery) ([]FeedEntry, 
 		if len(out) > 0 {
 			return nil
 		}
-		// A name no card claims whose latest version is not active: the
-		// feed has no server of it (a deprecated or deleted entry's
-		// servers are gone from it), but the Registry still lists its
-		// versions, deprecated ones by default.
+		// A name no card claims whose latest version is not active and
+		// gave the feed no server: deleted (its servers are gone from
+		// the feed) or deprecated with no remote of its own. The
+		// Registry still lists its versions, deprecated ones by default.
 		inactive, err := collect(ctx, sqlTx, func(rows *sql.Rows) (FeedEntry, error) {
 			e := FeedEntryRegistry{Name: q.Name, Latest: true}
 			err := rows.Scan(&e.Source, &e.Version, &e.ChangedAt, &e.ServerJSON, &e.Status, &e.PublishedAt)

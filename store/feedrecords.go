@@ -21,7 +21,7 @@ const (
 	// FeedSourceCard: the servers a listed card declares (the feed as it
 	// always was; the default).
 	FeedSourceCard = SourceCard
-	// FeedSourceRegistry: the endpoints a latest, active Registry entry
+	// FeedSourceRegistry: the endpoints a latest, undeleted Registry entry
 	// declares, whether or not a card does too.
 	FeedSourceRegistry = SourceRegistry
 	// FeedSourceAll: both.
@@ -32,7 +32,7 @@ const (
 var FeedSources = []string{FeedSourceCard, FeedSourceRegistry, FeedSourceAll}
 
 // FeedRegistry is the Registry entry declaring a record's endpoint: the
-// first (by registry, name, version) latest, active entry that lists it
+// first (by registry, name, version) latest, undeleted entry that lists it
 // among its remotes.
 type FeedRegistry struct {
 	Source, Name, Version string

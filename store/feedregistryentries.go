@@ -86,7 +86,7 @@ func registryEntriesPage(ctx context.Context, tx *sql.Tx, q registryEntryQuery, 
 	if q.Grade != "" {
 		return nil, 0, last, nil // none of them has a grade
 	}
-	conds := []string{"e.is_latest = 1", "e.status = 'active'", "(e.source, e.name) > (?, ?)",
+	conds := []string{listedEntry, "(e.source, e.name) > (?, ?)",
 		`EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.source = e.source AND rr.name = e.name AND rr.version = e.version
 		 AND ` + registryOnlyRemote + `)`}
 	conds, args := registryEntryConds(conds, []any{after.registry, after.subject}, q.FeedFilter, q.Since, q.Search,
@@ -210,7 +210,7 @@ func registryGoneEntries(ctx context.Context, tx *sql.Tx, q registryEntryQuery, 
 	conds := []string{"g.removed_at > ?", "(g.source, g.name) > (?, ?)", `NOT EXISTS (SELECT 1 FROM feed_servers f
 		WHERE f.kind = 0 AND f.key = g.url_norm AND (f.removed_at IS NULL OR f.updated_at > ?))`,
 		`NOT EXISTS (SELECT 1 FROM registry_entries e JOIN registry_remotes rr ON rr.source = e.source AND rr.name = e.name
-		 AND rr.version = e.version WHERE e.source = g.source AND e.name = g.name AND e.is_latest = 1 AND e.status = 'active'
+		 AND rr.version = e.version WHERE e.source = g.source AND e.name = g.name AND ` + listedEntry + `
 		 AND ` + registryOnlyRemote + `)`}
 	args := []any{q.Since, after.registry, after.subject, q.Since}
 	if q.Search != "" {

@@ -277,14 +277,15 @@ func testRegistryVersionsNamed(t *testing.T, dsn string) {
 		}
 	}
 
-	// The latest version deprecated: no record of the name is left, its
-	// versions are still listed; the latest deleted: only with deleted ones.
+	// The latest version deprecated: its servers stay, as they stay in the
+	// Registry's own list; the latest deleted: no record of the name is
+	// left, its versions are listed, the deleted ones only when asked.
 	for _, step := range []struct {
 		status         string
 		includeDeleted bool
 		want           []string
 	}{
-		{"deprecated", false, []string{"1.2.0 deprecated 0", "2.0.0 deprecated 1", "1.0.0 active 0"}},
+		{"deprecated", false, []string{"1.2.0 deprecated 0", "2.0.0 deprecated 1 " + u, "1.0.0 active 0"}},
 		{"deleted", false, []string{"1.2.0 deprecated 0", "1.0.0 active 0"}},
 		{"deleted", true, []string{"1.2.0 deprecated 0", "2.0.0 deleted 1", "1.1.0 deleted 0", "1.0.0 active 0"}},
 	} {
@@ -300,13 +301,102 @@ func testRegistryVersionsNamed(t *testing.T, dsn string) {
 		}
 		var got []string
 		for _, e := range es {
-			got = append(got, fmt.Sprintf("%s %s %d", e.Registry.Version, e.Registry.Status, map[bool]int{true: 1}[e.Registry.Latest]))
-			if len(e.Records) != 0 {
-				t.Errorf("%s %s has records", step.status, e.Registry.Version)
+			s := fmt.Sprintf("%s %s %d", e.Registry.Version, e.Registry.Status, map[bool]int{true: 1}[e.Registry.Latest])
+			for _, r := range e.Records {
+				s += " " + r.EndpointNorm
 			}
+			got = append(got, s)
 		}
 		if diff := cmp.Diff(step.want, got); diff != "" {
 			t.Errorf("latest %s, deleted %v (-want +got):\n%s", step.status, step.includeDeleted, diff)
 		}
+	}
+}
+
+// TestRegistryDeprecatedListed: a server whose latest Registry version is
+// deprecated stays in the feed, with its status, as it stays in the
+// Registry's own list; the probe pass no longer reaches it; deleted, it
+// leaves the feed with a tombstone that says so.
+func TestRegistryDeprecatedListed(t *testing.T) { eachDialect(t, testRegistryDeprecatedListed) }
+
+func testRegistryDeprecatedListed(t *testing.T, dsn string) {
+	clock := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	db := open(t, dsn, func() time.Time { return clock })
+	ctx := context.Background()
+	const reg, name, u = "https://registry.example", "example.d/old", "https://old.d.example/mcp"
+	entry := store.RegistryEntry{Source: reg, Name: name, Version: "1.0.0", Status: "active", ReportedLatest: true,
+		ServerJSON: `{"name":"example.d/old","version":"1.0.0","description":"d"}`}
+	// write stores entry as the Registry has it now and runs the remote
+	// pass as a crawl does: the entries whose remotes are not current
+	// come with their server.json.
+	write := func() {
+		t.Helper()
+		clock = clock.Add(time.Hour)
+		entry.ChangedAt = store.FormatTime(clock)
+		if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: []store.RegistryEntry{entry}}); err != nil {
+			t.Fatal(err)
+		}
+		err := db.EachListedEntry(ctx, func(e store.RegistryEntryDoc) error {
+			if e.ServerJSON == "" {
+				return nil
+			}
+			return db.ReplaceRegistryRemotes(ctx, e, "sha", []store.RegistryRemote{{URLNorm: u, URL: u, Type: "streamable-http"}})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.PruneRegistryRemotes(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type state struct {
+		Status, Removed string
+		Probed          int
+	}
+	read := func(since string) []state {
+		t.Helper()
+		var out []state
+		err := db.EachFeedServer(ctx, store.FeedQuery{Since: since, FeedFilter: store.FeedFilter{Source: "registry"}},
+			func(s *store.FeedServer) error {
+				st := state{Removed: s.RemovedReason}
+				if s.Registry != nil {
+					st.Status = s.Registry.Status
+				}
+				out = append(out, st)
+				return nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		probed := 0
+		if err := db.EachActiveRegistryRemote(ctx, func(store.DeclaredRemote) error { probed++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		for i := range out {
+			out[i].Probed = probed
+		}
+		return out
+	}
+	write()
+	if diff := cmp.Diff([]state{{"active", "", 1}}, read("")); diff != "" {
+		t.Errorf("active (-want +got):\n%s", diff)
+	}
+	for _, step := range []struct {
+		status string
+		want   []state
+	}{
+		{"deprecated", []state{{"deprecated", "", 0}}},
+		{"active", []state{{"active", "", 1}}},
+		{"deleted", []state{{"", store.RemovedRegistryDeleted, 0}}},
+	} {
+		since := store.FormatTime(clock)
+		entry.Status = step.status
+		write()
+		if diff := cmp.Diff(step.want, read(since)); diff != "" {
+			t.Errorf("delta after %s (-want +got):\n%s", step.status, diff)
+		}
+	}
+	if got := read(""); len(got) != 0 {
+		t.Errorf("feed after the deletion: %v", got)
 	}
 }

@@ -313,7 +313,7 @@ const registryFingerprint = `SELECT
 	(SELECT COUNT(*) FROM registry_remotes) || '/' || COALESCE((SELECT MAX(entry_changed_at) FROM registry_remotes), '')`
 
 // refreshRegistry rebuilds the Registry's rows, one per endpoint a latest,
-// active entry declares, when the Registry's tables changed since the last
+// undeleted entry declares, when the Registry's tables changed since the last
 // rebuild: each endpoint's URLs and the names and server.json of the
 // entries declaring it. Rows written again get this rebuild's generation;
 // the others are gone from the Registry and removed.

@@ -13,7 +13,7 @@ import (
 // The person-facing pages (internal/site) read servers through the queries
 // in this file and site_detail.go. A server is what the feed calls one:
 // an endpoint (kind KindEndpoint, subject its normalised URL) that a listed
-// card or a latest, active Registry entry declares, or a listed card that
+// card or a latest, undeleted Registry entry declares, or a listed card that
 // declares no remote (kind KindCard, subject the card key). Every query
 // pages with a keyset on (kind, subject) and holds one page.
 
@@ -37,7 +37,7 @@ type SiteRow struct {
 	Grade          string // "" when no card describes it
 	CardKey        string // the best card ("" when none)
 	InCards        bool   // a listed card declares it
-	InRegistry     bool   // a latest, active Registry entry declares it
+	InRegistry     bool   // a latest, undeleted Registry entry declares it
 	Category       string // "" when none
 	CategorySource string
 	Outcome        string // latest probe outcome, "" when never probed
@@ -100,7 +100,7 @@ func namespaceOf(name, strpos string) string {
 // dialect's strpos). A name's namespace (namespaceOf) is found by its key,
 // where comparing every namespace with the name's start read all of them
 // for each server. The Registry entry is the first (by source, name,
-// version) latest, active entry declaring the endpoint (firstEntry); its
+// version) latest, undeleted entry declaring the endpoint (firstEntry); its
 // category stands in when the endpoint has none of its own.
 var siteColumns = `SELECT x.kind AS kind, x.subject AS subject, x.url AS url,
 	COALESCE(c.name, e.name, '') AS name, COALESCE(c.title, '') AS title, COALESCE(c.description, '') AS description,

@@ -65,7 +65,7 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 			WHERE outcome = ? AND remote_norm > ? ORDER BY remote_norm LIMIT ?`, args: []any{f.Outcome}}}})
 	}
 	if f.Source == SourceRegistry {
-		// The endpoints a latest, active Registry entry declares: few
+		// The endpoints a latest, undeleted Registry entry declares: few
 		// beside a crawl's, and the walk read every server to find them.
 		out = append(out, &siteFacet{endpoints: []facetArm{{query: `SELECT DISTINCT url_norm FROM registry_remotes
 			WHERE url_norm > ? ORDER BY url_norm LIMIT ?`}}})

@@ -262,7 +262,7 @@ func (f *filterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.grade, "grade", "", "only servers of this `grade` ("+feed.Grades()+")")
 	fs.StringVar(&f.outcome, "outcome", "", "only servers whose latest probe had this `outcome` (see README, The MCP probe; '"+feed.NotProbed+"' for never probed)")
 	fs.StringVar(&f.category, "category", "", "only servers of this category `ID` (travel, food_delivery, real_estate, health, maps_transport, finance, shopping, media; 'none' for those without)")
-	fs.StringVar(&f.source, "source", store.FeedSourceCard, "which servers: `card` (a listed card declares them), registry (a latest, active Registry entry declares them), all (see README, The feed)")
+	fs.StringVar(&f.source, "source", store.FeedSourceCard, "which servers: `card` (a listed card declares them), registry (a latest, undeleted Registry entry declares them), all (see README, The feed)")
 }
 
 // filter checks the flags' values: a bad one is a usage error.

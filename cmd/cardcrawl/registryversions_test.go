@@ -43,8 +43,8 @@ func TestServeRegistryVersions(t *testing.T) {
 		}
 	}
 	d.SetStatus(name, "1.1.0", "deleted", "withdrawn")
-	// A name whose latest version is deprecated: the feed has none of its
-	// servers, the Registry still lists its versions.
+	// A name whose latest version is deprecated: the Registry still lists
+	// it, and its versions, and so does the feed.
 	const old = "com.example/retired"
 	for _, v := range []string{"0.9.0", "1.0.0"} {
 		s := fmt.Sprintf(`{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",`+
@@ -132,12 +132,14 @@ func TestServeRegistryVersions(t *testing.T) {
 	_ = json.NewDecoder(resp.Body).Decode(&e)
 	resp.Body.Close()
 	if rv := e.Meta.Discovery.RegistryVersion; resp.StatusCode != http.StatusOK || e.Server.Version != "1.0.0" || rv == nil ||
-		rv.Status != "deprecated" || !rv.IsLatest || len(e.Meta.Discovery.Endpoints) != 0 {
+		rv.Status != "deprecated" || !rv.IsLatest || len(e.Meta.Discovery.Endpoints) != 1 {
 		t.Errorf("retired latest: %d %+v", resp.StatusCode, e)
 	}
-	// The list is the feed's: a deprecated server is not among them.
-	if _, got := served("/v0.1/servers?search=retired"); len(got) != 0 {
-		t.Errorf("the list has the deprecated name: %v", got)
+	// The list keeps a deprecated server, as the Registry's latest
+	// versions do.
+	_, want := registry("/v0.1/servers?search=retired&version=latest")
+	if _, got := served("/v0.1/servers?search=retired"); len(want) != 1 || !cmp.Equal(want, got) {
+		t.Errorf("the list of deprecated names: %v, the Registry %v", got, want)
 	}
 	for path, want := range map[string]int{
 		"/latest": http.StatusOK, "/1.0.0": http.StatusOK, "/1.1.1": http.StatusOK,

@@ -66,6 +66,10 @@ func TestExportSources(t *testing.T) {
 		r.Registry.Status != "active" || r.Description == "" || r.Namespace == nil || r.Namespace.Namespace != "example.oldstyle" {
 		t.Errorf("Registry-only record: %+v", r)
 	}
+	i = slices.IndexFunc(all, func(r feed.Record) bool { return r.Endpoint == "https://search.retired.example/sse" })
+	if i < 0 || all[i].Registry == nil || all[i].Registry.Status != "deprecated" || all[i].Probe != nil {
+		t.Errorf("the deprecated Registry server, listed with its status and never probed: %d %+v", i, all)
+	}
 	i = slices.IndexFunc(all, func(r feed.Record) bool { return r.Endpoint == "https://api.forge-ai.example/mcp" })
 	if i < 0 {
 		t.Fatal("no forge record")
@@ -87,15 +91,28 @@ func TestExportSources(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &list); err != nil {
 		t.Fatal(err)
 	}
-	last := list.Servers[len(list.Servers)-1]
-	if d := last.Meta.Discovery; last.Server.Name != "example.oldstyle/weather" || !slices.Equal(d.Sources, []string{"registry"}) ||
-		len(d.Endpoints) != 1 || d.Endpoints[0].Endpoint != "https://weather.oldstyle.example/mcp" || len(last.Server.Remotes) == 0 {
-		t.Errorf("last entry of export json --source all: %+v", last)
+	first := slices.IndexFunc(list.Servers, func(e feed.RegistryEntry) bool { return e.Meta.Discovery.CardKey == "" })
+	if first < 0 {
+		t.Fatal("export json --source all has no Registry entry")
 	}
-	for _, e := range list.Servers[:len(list.Servers)-1] {
-		if e.Meta.Discovery.CardKey == "" || e.Meta.Discovery.Sources != nil {
+	for _, e := range list.Servers[:first] {
+		if e.Meta.Discovery.Sources != nil {
 			t.Errorf("a card's entry: %+v", e.Meta.Discovery)
 		}
+	}
+	// Registry-only, a deprecated one too: the Registry's list keeps it.
+	endpoints := map[string]string{"example.oldstyle/weather": "https://weather.oldstyle.example/mcp",
+		"example.retired/old-search": "https://search.retired.example/sse"}
+	var names []string
+	for _, e := range list.Servers[first:] {
+		names = append(names, e.Server.Name)
+		if d := e.Meta.Discovery; d.CardKey != "" || !slices.Equal(d.Sources, []string{"registry"}) ||
+			len(d.Endpoints) != 1 || d.Endpoints[0].Endpoint != endpoints[e.Server.Name] || len(e.Server.Remotes) == 0 {
+			t.Errorf("Registry entry of export json --source all: %+v", e)
+		}
+	}
+	if diff := cmp.Diff([]string{"example.oldstyle/weather", "example.retired/old-search"}, names); diff != "" {
+		t.Errorf("Registry entries of export json --source all (-want +got):\n%s", diff)
 	}
 
 	// The AI Catalog with source all: the Registry's server as an inline

@@ -46,7 +46,7 @@ type Record struct {
 	// in the delta feed (export --since) only.
 	UpdatedAt string `json:"updatedAt,omitempty"`
 	// Sources says where the server was found: "card" (a listed card
-	// declares it), "registry" (a latest, active Registry entry does), or
+	// declares it), "registry" (a latest, undeleted Registry entry does), or
 	// both. The rest is what else is known of it (records.go).
 	Sources      []string        `json:"sources"`
 	Registry     *RegistryFacts  `json:"registry,omitempty"`

@@ -20,7 +20,7 @@ const (
 )
 
 // RegistryFacts is the Registry entry declaring the endpoint: the first
-// latest, active one (by registry, name, version) listing it in remotes.
+// latest, undeleted one (by registry, name, version) listing it in remotes.
 type RegistryFacts struct {
 	// Registry is the registry's base URL.
 	Registry    string `json:"registry"`

@@ -336,7 +336,7 @@ func (s *server) listQuery(q url.Values) (store.EntryQuery, error) {
 
 // versions serves GET /v0.1/servers/{name}/versions: every listed card
 // claiming the name (names are assertions), the one latest serves first;
-// with source registry or all, then, when the Registry's latest, active
+// with source registry or all, then, when the Registry's latest, undeleted
 // entry of the name declares a server no card does, every version of the
 // name it has, newest published first (deleted ones with include_deleted,
 // as the Registry's).
