@@ -77,6 +77,21 @@ func (e Entry) Path() string { return "/entries/" + strconv.Itoa(e.Index) }
 // for prefixing findings about a parsed inline artifact.
 func (e Entry) DataPath() string { return e.Path() + "/data" }
 
+// InlineKey is the key of the artifact an entry carries inline (PointerKey
+// of its data in the document keyed doc).
+func (e Entry) InlineKey(doc string) string { return PointerKey(doc, e.DataPath()) }
+
+// PointerKey is the key of the part of a document at a JSON pointer: the
+// document's key with the pointer as the fragment,
+// "https://a.example/ai-catalog.json#/entries/3/data", appended to the
+// fragment when the document is itself a part of another.
+func PointerKey(doc, ptr string) string {
+	if strings.Contains(doc, "#") {
+		return doc + ptr
+	}
+	return doc + "#" + ptr
+}
+
 // Parse parses an AI Catalog. base is the URL the document was finally served
 // from, after redirects (for an inline nested catalog: its parent's base); nil
 // leaves relative URLs unresolved, with a finding.

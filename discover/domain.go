@@ -483,13 +483,6 @@ func nonNilFindings(l finding.List) finding.List {
 	return l
 }
 
-func pointerKey(parent, ptr string) string {
-	if strings.Contains(parent, "#") {
-		return parent + ptr
-	}
-	return parent + "#" + ptr
-}
-
 // nested follows a nested catalog entry, inline or by URL. It returns
 // false when the domain's cap on catalogs left the entry unread.
 func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode, findings *finding.List) bool {
@@ -510,7 +503,7 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 		d.checkDigest(n, e, "", e.Data, findings)
 		sha := sha256Hex(e.Data)
 		d.result.Bodies = append(d.result.Bodies, store.Body{SHA256: sha, ContentType: catalog.MediaTypeCatalog, Data: e.Data})
-		d.walk(ctx, cat, fs, catalogNode{key: pointerKey(n.key, e.DataPath()), parent: n.key,
+		d.walk(ctx, cat, fs, catalogNode{key: e.InlineKey(n.key), parent: n.key,
 			depth: n.depth + 1, base: n.base, sha: sha, body: e.Data})
 		return true
 	}
@@ -573,7 +566,7 @@ func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogN
 	d.cards++
 	if e.Data != nil {
 		d.checkDigest(n, e, "", e.Data, findings)
-		d.card(n.key, e, pointerKey(n.key, e.DataPath()), "", e.Data, true)
+		d.card(n.key, e, e.InlineKey(n.key), "", e.Data, true)
 		return true
 	}
 	if target == "" {
@@ -621,7 +614,7 @@ func (d *domainCrawl) checkDigest(n catalogNode, e catalog.Entry, target string,
 	if d.digestOK == nil {
 		d.digestOK = map[string]bool{}
 	}
-	d.digestOK[pointerKey(n.key, e.Path())] = true
+	d.digestOK[catalog.PointerKey(n.key, e.Path())] = true
 }
 
 // card validates a card and records it, its remotes and the listing chain.

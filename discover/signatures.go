@@ -75,7 +75,7 @@ func (d *domainCrawl) verifySignature(ctx context.Context, n catalogNode, s trus
 		return finding.Info, CodeSignatureVerified, fmt.Sprintf(
 			"the catalog snapshot is signed by its operator %s (host.identifier; did-web-v1)", signer)
 	}
-	if err := trust.ReleaseCovered(s, d.digestOK[pointerKey(n.key, catalog.Entry{Index: s.Entry}.Path())]); err != nil {
+	if err := trust.ReleaseCovered(s, d.digestOK[catalog.PointerKey(n.key, catalog.Entry{Index: s.Entry}.Path())]); err != nil {
 		return finding.Warning, CodeSignatureNotEndorsement, fmt.Sprintf(
 			"signed by %s, but it does not cover the entry's release: %s", signer, why(err))
 	}
