@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
 
 // Bounds on what one server's page reads: an endpoint hundreds of domains
@@ -53,9 +55,13 @@ type SiteListing struct {
 // SiteCatalog is one catalog of a listing chain.
 type SiteCatalog struct {
 	URL         string
+	BaseURL     string // what its relative URLs resolve against
 	SHA256      string
 	Depth       int
 	HasDocument bool
+	// Findings are what the crawl found in it, its entries' digests and
+	// signatures among them (paths into its document).
+	Findings finding.List
 }
 
 // SiteServer returns one server's page, ok=false when no such server is
@@ -143,16 +149,17 @@ func (db *DB) catalogChain(ctx context.Context, url string) ([]SiteCatalog, erro
 	for url != "" && !seen[url] && len(chain) < siteMaxChain {
 		seen[url] = true
 		var c SiteCatalog
-		var parent string
-		err := db.sql.QueryRowContext(ctx, `SELECT url, sha256, depth, parent_url,
+		var parent, findings string
+		err := db.sql.QueryRowContext(ctx, `SELECT url, base_url, sha256, depth, parent_url, findings,
 			CASE WHEN EXISTS (SELECT 1 FROM documents doc WHERE doc.sha256 = catalogs.sha256) THEN 1 ELSE 0 END
-			FROM catalogs WHERE url = ?`, url).Scan(&c.URL, &c.SHA256, &c.Depth, &parent, &c.HasDocument)
+			FROM catalogs WHERE url = ?`, url).Scan(&c.URL, &c.BaseURL, &c.SHA256, &c.Depth, &parent, &findings, &c.HasDocument)
 		if errors.Is(err, sql.ErrNoRows) {
 			break
 		}
 		if err != nil {
 			return nil, fmt.Errorf("catalog %s: %w", url, err)
 		}
+		_ = json.Unmarshal([]byte(findings), &c.Findings) // written by the crawl; unreadable shows none
 		chain = append(chain, c)
 		url = parent
 	}

@@ -6,6 +6,9 @@ import (
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/cardcrawl/cardcrawl/internal/feed"
 	"github.com/cardcrawl/cardcrawl/internal/simweb"
+	"github.com/cardcrawl/cardcrawl/internal/site"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -254,6 +258,43 @@ func TestDemo(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("signed.example's findings (-want +got):\n%s", diff)
+	}
+
+	// Each server's page says, under its listing, what the catalog found
+	// of that entry and of its own signature, and nothing of the other's.
+	st, err := store.Open(context.Background(), db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv := httptest.NewServer(site.Handler(site.Options{Store: st}))
+	defer srv.Close()
+	for endpoint, want := range map[string][2][]string{
+		"https://mcp.signed.example/files": {{"signature_verified", "/entries/1/digest", "entry_digest_mismatch",
+			"signature_not_endorsement"}, {"/entries/0/"}},
+		"https://mcp.signed.example/notes": {{"signature_verified", "/signature", "/entries/0/trustManifests/0/signature"},
+			{"entry_digest_mismatch", "/entries/1/"}},
+	} {
+		resp, err := http.Get(srv.URL + site.ServerPath(store.SiteKey{Kind: store.KindEndpoint, Subject: endpoint}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page := string(body)
+		if i := strings.Index(page, `id="listings"`); i >= 0 {
+			page = page[i:]
+		}
+		for _, s := range want[0] {
+			if resp.StatusCode != http.StatusOK || !strings.Contains(page, s) {
+				t.Errorf("the page of %s: %d, its listing lacks %q", endpoint, resp.StatusCode, s)
+			}
+		}
+		for _, s := range want[1] {
+			if strings.Contains(page, s) {
+				t.Errorf("the page of %s shows %q, of another entry", endpoint, s)
+			}
+		}
 	}
 }
 

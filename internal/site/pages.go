@@ -19,6 +19,7 @@ import (
 )
 
 var funcs = template.FuncMap{
+	"entryTrustMax": func() int { return entryTrustMax },
 	// webURL: only http(s) links from documents become links.
 	"webURL":     servercard.IsWebURL,
 	"serverPath": ServerPath,
@@ -195,6 +196,8 @@ func (s *server) server(w http.ResponseWriter, r *http.Request) {
 		cards = append(cards, cardView{SiteCard: c, FindingList: c.Findings})
 	}
 	view["Cards"] = cards
+	view["Listings"] = s.listingViews(r.Context(), d.Listings)
+	view["MoreTrust"] = len(d.Listings) > entryTrustMax
 	entries := make([]registryView, 0, len(d.Registry))
 	for _, e := range d.Registry {
 		entries = append(entries, registryView{RegistryEntry: e, FindingList: e.Findings})

@@ -40,7 +40,8 @@ func (h hostileStore) SiteServer(_ context.Context, k store.SiteKey) (store.Site
 	d.Cards = []store.SiteCard{{CardRow: store.CardRow{Key: evil, SourceURL: "javascript:alert(3)", WebsiteURL: "data:text/html,x",
 		Name: evil, Grade: "conformant", Findings: finding.List{{Severity: finding.Error, Code: "x", Message: evil}}}}}
 	d.Listings = []store.SiteListing{{Listing: store.Listing{Domain: evil, CatalogURL: "vbscript:x", Identifier: evil},
-		Chain: []store.SiteCatalog{{URL: "javascript:alert(4)"}}}}
+		Chain: []store.SiteCatalog{{URL: "javascript:alert(4)"}, {URL: "vbscript:x", HasDocument: true, SHA256: hostileCatalog,
+			Findings: finding.List{{Severity: finding.Error, Code: "hostile_trust", Path: "/signature", Message: evil}}}}}}
 	d.ToolNames, d.ToolCount = []string{evil}, 1
 	return d, true, nil
 }
@@ -53,7 +54,14 @@ func (h hostileStore) ProbeOutcomeCounts(context.Context, string) ([]store.Outco
 	return []store.OutcomeCount{{Outcome: "ok", Count: 2}, {Outcome: "timeout", Count: 3}}, nil
 }
 
+// hostileCatalog is the hash the hostile listing's catalog is stored under.
+var hostileCatalog = strings.Repeat("c", 64)
+
 func (h hostileStore) SiteDocument(_ context.Context, sha string, max int) ([]byte, int64, string, bool, error) {
+	if sha == hostileCatalog {
+		doc := []byte(`{"specVersion":"1.0","entries":[]}`)
+		return doc, int64(len(doc)), "application/json", true, nil
+	}
 	if sha != strings.Repeat("a", 64) {
 		return nil, 0, "", false, nil
 	}
@@ -93,6 +101,10 @@ func TestPagesEscapeAndDropUnsafeLinks(t *testing.T) {
 				t.Errorf("%s: link %q", path, m[1])
 			}
 		}
+	}
+	// What the catalog says of the entry is shown, escaped as the rest.
+	if _, body := get(t, h, "/servers/"+key); !strings.Contains(body, "hostile_trust") {
+		t.Error("the listing does not show its catalog's findings")
 	}
 	_, body := get(t, h, "/summary")
 	if !strings.Contains(body, "no answer in 15 seconds") {

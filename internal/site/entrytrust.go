@@ -1,0 +1,105 @@
+package site
+
+import (
+	"context"
+	"net/url"
+	"strings"
+
+	"github.com/cardcrawl/cardcrawl/catalog"
+	"github.com/cardcrawl/cardcrawl/internal/finding"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// entryTrustMax is how many listings of a server's page show what their
+// catalog says of their entry: each reads and parses a catalog of up to
+// 1 MiB, so a server hundreds of domains list still gets its page in
+// milliseconds.
+const entryTrustMax = 20
+
+// listingView is a listing chain with what the catalog that lists the card
+// found about that entry and about its own signature.
+type listingView struct {
+	store.SiteListing
+	Trust finding.List
+	// TrustRead is false when the page did not look (past entryTrustMax,
+	// or the catalog's document is not stored).
+	TrustRead bool
+}
+
+// listingViews reads, for the first entryTrustMax listings, the findings of
+// the catalog that lists the card about that entry; a catalog read by
+// several listings is parsed once.
+func (s *server) listingViews(ctx context.Context, ls []store.SiteListing) []listingView {
+	out := make([]listingView, len(ls))
+	parsed := map[string]*catalog.Catalog{}
+	for i, l := range ls {
+		out[i].SiteListing = l
+		if i >= entryTrustMax || len(l.Chain) == 0 {
+			continue
+		}
+		c := l.Chain[len(l.Chain)-1]
+		if c.URL != l.CatalogURL || !c.HasDocument {
+			continue
+		}
+		cat, ok := parsed[c.SHA256]
+		if !ok {
+			body, _, _, found, err := s.opts.Store.SiteDocument(ctx, c.SHA256, MaxRaw)
+			if err != nil {
+				s.opts.Logger.Warn("catalog document", "sha256", c.SHA256, "err", err)
+			}
+			if found {
+				base, _ := url.Parse(c.BaseURL)
+				if c.BaseURL == "" {
+					base = nil
+				}
+				cat, _, _ = catalog.Parse(body, base, catalog.Options{})
+			}
+			parsed[c.SHA256] = cat
+		}
+		if cat == nil {
+			continue
+		}
+		out[i].Trust, out[i].TrustRead = entryTrust(cat, c, l.Identifier, l.CardKey), true
+	}
+	return out
+}
+
+// entryTrust returns the findings of catalog c (parsed: cat) about the
+// entry that led to card cardKey, and about c's own signature: those at
+// the entry's path or under it, but not under its inline data (the card's
+// own findings show those), and those at /signature. The entry is the one
+// with the identifier whose URL or inline data is the card; else the only
+// one with the identifier; else none is (its findings are not shown).
+func entryTrust(cat *catalog.Catalog, c store.SiteCatalog, identifier, cardKey string) finding.List {
+	var named []catalog.Entry
+	entry := -1
+	for _, e := range cat.Entries {
+		if e.Identifier != identifier {
+			continue
+		}
+		named = append(named, e)
+		if (e.ResolvedURL != "" && e.ResolvedURL == cardKey) || (e.Data != nil && e.InlineKey(c.URL) == cardKey) {
+			entry = e.Index
+		}
+	}
+	if entry < 0 && len(named) == 1 {
+		entry = named[0].Index
+	}
+	var out finding.List
+	for _, f := range c.Findings {
+		switch {
+		case under(f.Path, "/signature"):
+		case entry >= 0 && under(f.Path, catalog.Entry{Index: entry}.Path()) &&
+			!under(f.Path, catalog.Entry{Index: entry}.DataPath()):
+		default:
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// under reports whether JSON pointer p is ptr or below it.
+func under(p, ptr string) bool {
+	return p == ptr || strings.HasPrefix(p, ptr+"/")
+}
