@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -44,19 +46,50 @@ func (e *CrawlBusyError) Error() string {
 
 func (e *CrawlBusyError) Unwrap() error { return ErrCrawlBusy }
 
+// ErrCrawlLockLost is what CrawlLock.Check returns when the lock went with
+// its PostgreSQL session and another process took the database meanwhile.
+var ErrCrawlLockLost = errors.New("lost the database's crawl lock with its PostgreSQL session, and another process took it")
+
 // CrawlLock is a held LockCrawl; Release gives it back. A process that
 // dies holding it loses it with its file descriptor (SQLite) or its
 // connection (PostgreSQL): no lease to wait out.
 type CrawlLock struct {
+	mu      sync.Mutex
 	release func()
+	check   func(ctx context.Context) error
 }
 
 // Release gives the lock back; a second call does nothing.
 func (l *CrawlLock) Release() {
-	if l != nil && l.release != nil {
-		l.release()
-		l.release = nil
+	if l == nil {
+		return
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.release != nil {
+		l.release()
+		l.release, l.check = nil, nil
+	}
+}
+
+// Check says whether the lock is still held. A file lock lasts as long as
+// its file is open; a PostgreSQL one as long as its session, which a
+// network fault or pg_terminate_backend can end while the crawl goes on.
+// Check then takes the lock again on a new session, and returns an error
+// wrapping ErrCrawlLockLost when another process took it first: the
+// caller must stop fetching. A process holding the lock checks it every
+// few seconds (a crawl that went on beside another would fetch from the
+// same hosts at once).
+func (l *CrawlLock) Check(ctx context.Context) error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.check == nil {
+		return nil
+	}
+	return l.check(ctx)
 }
 
 // LockCrawl takes the database for crawling in mode without waiting, or
@@ -120,6 +153,55 @@ func (db *DB) lockCrawlFile(mode CrawlMode, holder string) (*CrawlLock, error) {
 const crawlLockClass, crawlLockObject = 0x63617264, 0x6372776c // "card", "crwl"
 
 func (db *DB) lockCrawlPostgres(ctx context.Context, mode CrawlMode, holder string) (*CrawlLock, error) {
+	conn, err := db.takeCrawlPostgres(ctx, mode, holder)
+	if err != nil {
+		return nil, err
+	}
+	unlock := "pg_advisory_unlock"
+	if mode == CrawlShared {
+		unlock = "pg_advisory_unlock_shared"
+	}
+	return &CrawlLock{
+		release: func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, _ = conn.ExecContext(ctx, `SELECT `+unlock+`(?, ?)`, crawlLockClass, crawlLockObject)
+			if mode == CrawlAlone && holder != "" {
+				_, _ = conn.ExecContext(ctx, `RESET application_name`) // the connection goes back to the pool
+			}
+			conn.Close()
+		},
+		check: func(ctx context.Context) error {
+			if conn.PingContext(ctx) == nil {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// The session, and the lock with it, is gone: the pool drops
+			// the bad connection, and a new one asks again.
+			conn.Close()
+			again, err := db.takeCrawlPostgres(ctx, mode, holder)
+			if be := (*CrawlBusyError)(nil); errors.As(err, &be) {
+				// Not ErrCrawlBusy: this process did crawl, and stops.
+				if be.Holder == "" {
+					return fmt.Errorf("%w (workers)", ErrCrawlLockLost)
+				}
+				return fmt.Errorf("%w (%s)", ErrCrawlLockLost, be.Holder)
+			}
+			if err != nil {
+				return err // not known lost: the next check asks again
+			}
+			db.log.Warn("the crawl lock's PostgreSQL session ended; took the lock again on a new one")
+			conn = again
+			return nil
+		},
+	}, nil
+}
+
+// takeCrawlPostgres takes the crawl lock in mode on a connection of its
+// own, which it returns, or says who holds it (*CrawlBusyError).
+func (db *DB) takeCrawlPostgres(ctx context.Context, mode CrawlMode, holder string) (*sql.Conn, error) {
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("lock for crawling: %w", err)
@@ -142,19 +224,7 @@ func (db *DB) lockCrawlPostgres(ctx context.Context, mode CrawlMode, holder stri
 		// application_name is at most 63 bytes; PostgreSQL cuts the rest.
 		_, _ = conn.ExecContext(ctx, `SET application_name = '`+strings.ReplaceAll(holder, "'", "''")+`'`)
 	}
-	unlock := "pg_advisory_unlock"
-	if mode == CrawlShared {
-		unlock = "pg_advisory_unlock_shared"
-	}
-	return &CrawlLock{release: func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = conn.ExecContext(ctx, `SELECT `+unlock+`(?, ?)`, crawlLockClass, crawlLockObject)
-		if mode == CrawlAlone && holder != "" {
-			_, _ = conn.ExecContext(ctx, `RESET application_name`) // the connection goes back to the pool
-		}
-		conn.Close()
-	}}, nil
+	return conn, nil
 }
 
 // crawlHolderPostgres says whether a crawl holds the lock alone, and the

@@ -81,12 +81,49 @@ func testCrawlLock(t *testing.T, dsn string) {
 	again.Release()
 	now(t, store.CrawlNow{})
 
+	// A file lock is held while its file is open: its check never fails.
+	if !strings.HasPrefix(dsn, "postgres") {
+		held := take(t, a, store.CrawlAlone, "crawl, pid 5 on h")
+		if err := held.Check(ctx); err != nil {
+			t.Errorf("check of a file lock: %v", err)
+		}
+		held.Release()
+		return
+	}
+	// A PostgreSQL lock lives as long as its session. One that ended under
+	// a crawl going on is taken again on a new session when nobody took
+	// it meanwhile, and reported lost when somebody did.
+	terminate := func(holder string) {
+		t.Helper()
+		var n int
+		if err := b.SQL().QueryRowContext(ctx, `SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity
+			WHERE application_name = ?`, holder).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("terminated %d sessions of %q, %v", n, holder, err)
+		}
+	}
+	held := take(t, a, store.CrawlAlone, "crawl, pid 5 on h")
+	if err := held.Check(ctx); err != nil {
+		t.Fatalf("check of a held lock: %v", err)
+	}
+	terminate("crawl, pid 5 on h")
+	if err := held.Check(ctx); err != nil {
+		t.Fatalf("check after the session ended, nobody else waiting: %v", err)
+	}
+	now(t, store.CrawlNow{Running: true, Holder: "crawl, pid 5 on h"})
+	busy(t, b, store.CrawlAlone, "crawl, pid 5 on h")
+	terminate("crawl, pid 5 on h")
+	other := take(t, b, store.CrawlAlone, "crawl, pid 6 on h")
+	if err := held.Check(ctx); !errors.Is(err, store.ErrCrawlLockLost) || errors.Is(err, store.ErrCrawlBusy) ||
+		!strings.Contains(err.Error(), "crawl, pid 6 on h") {
+		t.Errorf("check after another crawl took the lock: %v, want lost (not busy: it did crawl) to crawl, pid 6", err)
+	}
+	held.Release()
+	now(t, store.CrawlNow{Running: true, Holder: "crawl, pid 6 on h"})
+	other.Release()
+
 	// A process that dies holding the lock loses it: on PostgreSQL its
 	// session ends (on SQLite its descriptor closes; cmd/cardcrawl's
 	// TestKilledCrawlResumes restarts a crawl killed with SIGKILL).
-	if !strings.HasPrefix(dsn, "postgres") {
-		return
-	}
 	dead := take(t, c, store.CrawlAlone, "crawl, pid 3 on h")
 	defer dead.Release()
 	var n int

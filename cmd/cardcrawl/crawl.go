@@ -281,9 +281,13 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, 
 			drawn = true
 		}
 	}
+	ctx, lost := guardCrawl(ctx, lock, lockCheckEvery, s.log)
 	out, err := pipeline.Crawl(ctx, s.store, opts, domains, pipeline.Options{Logger: s.log, Revalidate: s.revalidate})
 	if drawn {
 		fmt.Fprintln(e.stderr)
+	}
+	if why := lost(); why != nil {
+		err = why
 	}
 	return out, err
 }

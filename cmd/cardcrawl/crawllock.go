@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/internal/termsafe"
@@ -72,4 +74,59 @@ func waitCrawl(ctx context.Context, st *store.DB, command string, wait time.Dura
 		}
 		poll = min(2*poll, waitPollMax)
 	}
+}
+
+// lockCheckEvery is how often a command holding the crawl lock makes sure
+// it still does: a PostgreSQL lock goes with its session (store's
+// CrawlLock.Check), and a crawl going on beside another would fetch from
+// the same hosts at once.
+const lockCheckEvery = 10 * time.Second
+
+// lockChecker is what guardCrawl checks (a *store.CrawlLock).
+type lockChecker interface {
+	Check(ctx context.Context) error
+}
+
+// guardCrawl checks lock every period while the command runs. When it is
+// lost, the returned context is cancelled, so the run stops as after
+// Ctrl-C with what it did stored; stop ends the checks and returns why
+// the lock was lost (nil when it was not), for the command to return
+// instead of "interrupted"; a second call returns the same.
+func guardCrawl(ctx context.Context, lock lockChecker, every time.Duration, log *slog.Logger) (_ context.Context, stop func() error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			err := lock.Check(ctx)
+			if errors.Is(err, store.ErrCrawlLockLost) {
+				log.Error("stopping: the crawl lock was lost", "err", err)
+				cancel(err)
+				return
+			}
+			if err != nil && ctx.Err() == nil {
+				log.Warn("could not check the crawl lock; checking again later", "err", err)
+			}
+		}
+	}()
+	return ctx, sync.OnceValue(func() error {
+		close(done)
+		<-ended
+		cause := context.Cause(ctx)
+		cancel(nil)
+		if errors.Is(cause, store.ErrCrawlLockLost) {
+			return cause
+		}
+		return nil
+	})
 }

@@ -83,7 +83,11 @@ func runNamespaces(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		defer lock.Release()
-		_, runErr = namespace.Run(ctx, st, opts)
+		guarded, lost := guardCrawl(ctx, lock, lockCheckEvery, log)
+		_, runErr = namespace.Run(guarded, st, opts)
+		if why := lost(); why != nil {
+			return why
+		}
 		if runErr == nil {
 			runErr = markComplete(ctx, st)
 		}

@@ -141,12 +141,17 @@ func runProbeRegistry(ctx context.Context, e *env, s probeRegistrySetup) error {
 		return err
 	}
 	defer lock.Release()
+	ctx, lost := guardCrawl(ctx, lock, lockCheckEvery, log)
+	defer lost()
 	sum, err := discover.ProbeRegistry(ctx, discover.Options{
 		Fetch: client, Store: st, Logger: log, Concurrency: s.net.concurrency,
 		Probe: discover.ProbeOptions{Mode: discover.ProbeAuto, MaxAge: s.maxAge,
 			Prober: probe.New(probe.Options{Fetch: client, ClientVersion: version, Logger: log})},
 	})
 	if err != nil {
+		if why := lost(); why != nil {
+			return why
+		}
 		return err
 	}
 	if !sum.Interrupted {
@@ -160,6 +165,9 @@ func runProbeRegistry(ctx context.Context, e *env, s probeRegistrySetup) error {
 		out := newTextOut(e.stdout)
 		out.printf("run %d: Registry remotes\n  probes: %s; not probed: %s\n", sum.RunID, counts(sum.Probes), counts(sum.ProbeSkips))
 		err = out.flush()
+	}
+	if why := lost(); why != nil {
+		return why
 	}
 	if err == nil && sum.Interrupted {
 		return errInterrupted

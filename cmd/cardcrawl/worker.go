@@ -111,6 +111,9 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer lock.Release()
+	// A lost lock (a crawl took the database) stops the worker as SIGTERM does.
+	ctx, lost := guardCrawl(ctx, lock, lockCheckEvery, log)
+	defer lost()
 
 	host, _ := os.Hostname()
 	var rnd [4]byte
@@ -174,6 +177,9 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		}
 	} else if err := printSummary(e.stdout, sum); err != nil {
 		return err
+	}
+	if why := lost(); why != nil {
+		return why
 	}
 	// Stopping is how a worker ends: not an interruption, exit 0.
 	return runErr
