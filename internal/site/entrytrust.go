@@ -3,6 +3,7 @@ package site
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/cardcrawl/cardcrawl/catalog"
@@ -11,9 +12,9 @@ import (
 )
 
 // entryTrustMax is how many listings of a server's page show what their
-// catalog says of their entry: each reads and parses a catalog of up to
-// 1 MiB, so a server hundreds of domains list still gets its page in
-// milliseconds.
+// catalog says of their entry: one whose catalog has findings about some
+// entry reads and parses that catalog (up to 1 MiB, ~25 ms), so a server
+// hundreds of domains list still gets its page in well under a second.
 const entryTrustMax = 20
 
 // listingView is a listing chain with what the catalog that lists the card
@@ -38,7 +39,15 @@ func (s *server) listingViews(ctx context.Context, ls []store.SiteListing) []lis
 			continue
 		}
 		c := l.Chain[len(l.Chain)-1]
-		if c.URL != l.CatalogURL || !c.HasDocument {
+		if c.URL != l.CatalogURL {
+			continue
+		}
+		if !slices.ContainsFunc(c.Findings, func(f finding.Finding) bool { return under(f.Path, "/entries") }) {
+			// Nothing said of any entry: no need to find this one.
+			out[i].Trust, out[i].TrustRead = entryTrust(nil, c, l.Identifier, l.CardKey), true
+			continue
+		}
+		if !c.HasDocument {
 			continue
 		}
 		cat, ok := parsed[c.SHA256]
@@ -69,11 +78,16 @@ func (s *server) listingViews(ctx context.Context, ls []store.SiteListing) []lis
 // the entry's path or under it, but not under its inline data (the card's
 // own findings show those), and those at /signature. The entry is the one
 // with the identifier whose URL or inline data is the card; else the only
-// one with the identifier; else none is (its findings are not shown).
+// one with the identifier; else none is (its findings are not shown, nor
+// when cat is nil).
 func entryTrust(cat *catalog.Catalog, c store.SiteCatalog, identifier, cardKey string) finding.List {
 	var named []catalog.Entry
 	entry := -1
-	for _, e := range cat.Entries {
+	var entries []catalog.Entry
+	if cat != nil {
+		entries = cat.Entries
+	}
+	for _, e := range entries {
 		if e.Identifier != identifier {
 			continue
 		}

@@ -52,6 +52,11 @@ func TestEntryTrust(t *testing.T) {
 		{"two, neither its card", "urn:x:dup", "https://c.example/x.json", []string{"/signature"}},
 		{"no such entry", "urn:x:gone", "https://a.example/cards/a.json", []string{"/signature"}},
 	} {
+		if tc.name == "by URL" {
+			if diff := cmp.Diff([]string{"/signature"}, paths(entryTrust(nil, c, tc.identifier, tc.cardKey))); diff != "" {
+				t.Errorf("no catalog read (-want +got):\n%s", diff)
+			}
+		}
 		if diff := cmp.Diff(tc.want, paths(entryTrust(cat, c, tc.identifier, tc.cardKey))); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 		}
