@@ -276,6 +276,10 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 	check := func(when string) {
 		t.Helper()
 		checkSiteCases(t, db, when, cases, "none")
+		// Never probed is read from an index, not walked.
+		if ok, err := db.FacetAnswers(ctx, store.SiteFilter{Outcome: "none"}); err != nil || !ok {
+			t.Errorf("%s: a facet drives outcome=none: %v, %v", when, ok, err)
+		}
 		// The Registry list API's entries of the same filters, proposed by
 		// the same indexes where they can.
 		for _, f := range []store.FeedFilter{{Outcome: "timeout"}, {Outcome: "auth_required"}, {Source: store.FeedSourceRegistry},

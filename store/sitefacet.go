@@ -53,16 +53,30 @@ type facetArm struct {
 // method's (read whole, so it may find too many; "unknown" from a mark
 // that every named namespace had a row at, MarkNamespacesComplete, and
 // what was written since), and its grade's (while serve's index can
-// answer). A value held by servers no
-// index row names (no probe) has no facet: an anti-join for the servers
-// never probed beat the walk only when few were, and lost to it when most
-// were (BENCHMARKS.md, session 17).
+// answer). The outcome "none" is read from the feed records' partial
+// index of those never probed: an anti-join against the probes beat the
+// walk only when few were, and lost to it when most were (BENCHMARKS.md,
+// session 17); the index costs what its entries do either way.
 func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 	var out []*siteFacet
 	if f.Outcome != "" && f.Outcome != "none" {
 		// Any probe with the outcome: a row's is its latest.
 		out = append(out, &siteFacet{endpoints: []facetArm{{query: `SELECT DISTINCT remote_norm FROM probes
 			WHERE outcome = ? AND remote_norm > ? ORDER BY remote_norm LIMIT ?`, args: []any{f.Outcome}}}})
+	}
+	if f.Outcome == "none" {
+		// Never probed: the live feed records of cards' endpoints and of
+		// cards without remotes whose latest probe outcome is none
+		// (feed_servers_unprobed; a record's outcome is its endpoint's
+		// latest probe's, as a row's is), and the endpoints only the
+		// Registry declares that no probe reached, few beside a crawl's.
+		unprobed := func(kind int) facetArm {
+			return facetArm{query: `SELECT key FROM feed_servers WHERE kind = ? AND probe_outcome = '' AND removed_at IS NULL
+				AND key > ? ORDER BY key LIMIT ?`, args: []any{kind}}
+		}
+		out = append(out, &siteFacet{cards: []facetArm{unprobed(kindCard)}, endpoints: []facetArm{unprobed(kindEndpoint),
+			{query: `SELECT DISTINCT rr.url_norm FROM registry_remotes rr WHERE rr.url_norm > ?
+				AND NOT EXISTS (SELECT 1 FROM probes p WHERE p.remote_norm = rr.url_norm) ORDER BY rr.url_norm LIMIT ?`}}})
 	}
 	if f.Source == SourceRegistry {
 		// The endpoints a latest, undeleted Registry entry declares: few
