@@ -22,14 +22,12 @@ const entryTrustMax = 20
 type listingView struct {
 	store.SiteListing
 	Trust finding.List
-	// TrustRead is false when the page did not look (past entryTrustMax,
-	// or the catalog's document is not stored).
-	TrustRead bool
 }
 
 // listingViews reads, for the first entryTrustMax listings, the findings of
-// the catalog that lists the card about that entry; a catalog read by
-// several listings is parsed once.
+// the catalog that lists the card about that entry and its signature. The
+// entry is found in the catalog's stored document only when the catalog
+// has findings about some entry; each such document is parsed once.
 func (s *server) listingViews(ctx context.Context, ls []store.SiteListing) []listingView {
 	out := make([]listingView, len(ls))
 	parsed := map[string]*catalog.Catalog{}
@@ -42,35 +40,34 @@ func (s *server) listingViews(ctx context.Context, ls []store.SiteListing) []lis
 		if c.URL != l.CatalogURL {
 			continue
 		}
-		if !slices.ContainsFunc(c.Findings, func(f finding.Finding) bool { return under(f.Path, "/entries") }) {
-			// Nothing said of any entry: no need to find this one.
-			out[i].Trust, out[i].TrustRead = entryTrust(nil, c, l.Identifier, l.CardKey), true
-			continue
-		}
-		if !c.HasDocument {
-			continue
-		}
-		cat, ok := parsed[c.SHA256]
-		if !ok {
-			body, _, _, found, err := s.opts.Store.SiteDocument(ctx, c.SHA256, MaxRaw)
-			if err != nil {
-				s.opts.Logger.Warn("catalog document", "sha256", c.SHA256, "err", err)
+		var cat *catalog.Catalog
+		if c.HasDocument && slices.ContainsFunc(c.Findings, func(f finding.Finding) bool { return under(f.Path, "/entries") }) {
+			var ok bool
+			if cat, ok = parsed[c.SHA256]; !ok {
+				cat = s.storedCatalog(ctx, c)
+				parsed[c.SHA256] = cat
 			}
-			if found {
-				base, _ := url.Parse(c.BaseURL)
-				if c.BaseURL == "" {
-					base = nil
-				}
-				cat, _, _ = catalog.Parse(body, base, catalog.Options{})
-			}
-			parsed[c.SHA256] = cat
 		}
-		if cat == nil {
-			continue
-		}
-		out[i].Trust, out[i].TrustRead = entryTrust(cat, c, l.Identifier, l.CardKey), true
+		out[i].Trust = entryTrust(cat, c, l.Identifier, l.CardKey)
 	}
 	return out
+}
+
+// storedCatalog parses c's stored document; nil when it cannot be read.
+func (s *server) storedCatalog(ctx context.Context, c store.SiteCatalog) *catalog.Catalog {
+	body, _, _, found, err := s.opts.Store.SiteDocument(ctx, c.SHA256, MaxRaw)
+	if err != nil {
+		s.opts.Logger.Warn("reading a catalog's document", "sha256", c.SHA256, "err", err)
+	}
+	if !found {
+		return nil
+	}
+	base, err := url.Parse(c.BaseURL)
+	if err != nil || c.BaseURL == "" {
+		base = nil
+	}
+	cat, _, _ := catalog.Parse(body, base, catalog.Options{})
+	return cat
 }
 
 // entryTrust returns the findings of catalog c (parsed: cat) about the
