@@ -13,8 +13,9 @@ import (
 )
 
 // RefreshRegistryRemotes brings registry_remotes in step with the latest
-// Registry entries that are not deleted (those the Registry lists), reading them a page at a time and parsing only
-// those that changed since their remotes were recorded.
+// Registry entries that are not deleted (those the Registry lists),
+// reading them a page at a time and parsing only those that changed since
+// their remotes were recorded.
 func RefreshRegistryRemotes(ctx context.Context, st RegistryRemotes) error {
 	err := st.EachListedEntry(ctx, func(e store.RegistryEntryDoc) error {
 		if e.ServerJSON == "" {

@@ -60,7 +60,8 @@ type SiteCatalog struct {
 	Depth       int
 	HasDocument bool
 	// Findings are what the crawl found in it, its entries' digests and
-	// signatures among them (paths into its document).
+	// signatures among them (paths into its document); read for the
+	// chain's last catalog only, the one that lists the card.
 	Findings finding.List
 }
 
@@ -159,7 +160,11 @@ func (db *DB) catalogChain(ctx context.Context, url string) ([]SiteCatalog, erro
 		if err != nil {
 			return nil, fmt.Errorf("catalog %s: %w", url, err)
 		}
-		_ = json.Unmarshal([]byte(findings), &c.Findings) // written by the crawl; unreadable shows none
+		if len(chain) == 0 {
+			// Only the listing's own catalog's are shown; the crawl wrote
+			// them, and unreadable ones show as none.
+			_ = json.Unmarshal([]byte(findings), &c.Findings)
+		}
 		chain = append(chain, c)
 		url = parent
 	}

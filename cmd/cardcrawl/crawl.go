@@ -258,7 +258,7 @@ func crawlOptions(s crawlSetup) (discover.Options, error) {
 
 // crawl wires the parts together and runs the crawl, drawing progress on a
 // terminal.
-func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, error]) (pipeline.Crawled, error) {
+func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, error]) (out pipeline.Crawled, err error) {
 	opts, err := crawlOptions(s)
 	if err != nil {
 		return pipeline.Crawled{}, err
@@ -282,12 +282,10 @@ func crawl(ctx context.Context, e *env, s crawlSetup, domains iter.Seq2[string, 
 		}
 	}
 	ctx, lost := guardCrawl(ctx, lock, lockCheckEvery, s.log)
-	out, err := pipeline.Crawl(ctx, s.store, opts, domains, pipeline.Options{Logger: s.log, Revalidate: s.revalidate})
+	defer reportLost(&err, lost)
+	out, err = pipeline.Crawl(ctx, s.store, opts, domains, pipeline.Options{Logger: s.log, Revalidate: s.revalidate})
 	if drawn {
 		fmt.Fprintln(e.stderr)
-	}
-	if why := lost(); why != nil {
-		err = why
 	}
 	return out, err
 }

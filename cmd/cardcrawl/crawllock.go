@@ -130,3 +130,12 @@ func guardCrawl(ctx context.Context, lock lockChecker, every time.Duration, log 
 		return nil
 	})
 }
+
+// reportLost, deferred with a command's named error and guardCrawl's stop,
+// ends the checks and puts why the lock was lost, when it was, in place of
+// what the command returns: the run stopped for that, not as it seemed.
+func reportLost(err *error, stop func() error) {
+	if why := stop(); why != nil {
+		*err = why
+	}
+}

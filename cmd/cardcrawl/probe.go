@@ -125,7 +125,7 @@ type probeRegistrySetup struct {
 	maxAge time.Duration
 }
 
-func runProbeRegistry(ctx context.Context, e *env, s probeRegistrySetup) error {
+func runProbeRegistry(ctx context.Context, e *env, s probeRegistrySetup) (err error) {
 	log := s.log.logger(e)
 	client, err := s.net.client(log)
 	if err != nil {
@@ -142,16 +142,13 @@ func runProbeRegistry(ctx context.Context, e *env, s probeRegistrySetup) error {
 	}
 	defer lock.Release()
 	ctx, lost := guardCrawl(ctx, lock, lockCheckEvery, log)
-	defer lost()
+	defer reportLost(&err, lost)
 	sum, err := discover.ProbeRegistry(ctx, discover.Options{
 		Fetch: client, Store: st, Logger: log, Concurrency: s.net.concurrency,
 		Probe: discover.ProbeOptions{Mode: discover.ProbeAuto, MaxAge: s.maxAge,
 			Prober: probe.New(probe.Options{Fetch: client, ClientVersion: version, Logger: log})},
 	})
 	if err != nil {
-		if why := lost(); why != nil {
-			return why
-		}
 		return err
 	}
 	if !sum.Interrupted {
@@ -165,9 +162,6 @@ func runProbeRegistry(ctx context.Context, e *env, s probeRegistrySetup) error {
 		out := newTextOut(e.stdout)
 		out.printf("run %d: Registry remotes\n  probes: %s; not probed: %s\n", sum.RunID, counts(sum.Probes), counts(sum.ProbeSkips))
 		err = out.flush()
-	}
-	if why := lost(); why != nil {
-		return why
 	}
 	if err == nil && sum.Interrupted {
 		return errInterrupted

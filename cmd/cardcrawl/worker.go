@@ -44,7 +44,7 @@ const (
 	recomputeSchedule = "recompute"
 )
 
-func runWorker(ctx context.Context, e *env, args []string) error {
+func runWorker(ctx context.Context, e *env, args []string) (err error) {
 	fs := newFlags(e, "worker", "[flags]", joinLines(
 		"Crawl the frontier in the database until stopped: lease due domains in batches, crawl them",
 		"(every crawl flag applies), save them, and lease more; finished domains come back when their",
@@ -113,7 +113,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	defer lock.Release()
 	// A lost lock (a crawl took the database) stops the worker as SIGTERM does.
 	ctx, lost := guardCrawl(ctx, lock, lockCheckEvery, log)
-	defer lost()
+	defer reportLost(&err, lost)
 
 	host, _ := os.Hostname()
 	var rnd [4]byte
@@ -177,9 +177,6 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		}
 	} else if err := printSummary(e.stdout, sum); err != nil {
 		return err
-	}
-	if why := lost(); why != nil {
-		return why
 	}
 	// Stopping is how a worker ends: not an interruption, exit 0.
 	return runErr
