@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/cardcrawl/cardcrawl/catalog"
 	"github.com/cardcrawl/cardcrawl/internal/finding"
@@ -41,7 +40,7 @@ func (s *server) listingViews(ctx context.Context, ls []store.SiteListing) []lis
 			continue
 		}
 		var cat *catalog.Catalog
-		if c.HasDocument && slices.ContainsFunc(c.Findings, func(f finding.Finding) bool { return under(f.Path, "/entries") }) {
+		if c.HasDocument && slices.ContainsFunc(c.Findings, func(f finding.Finding) bool { return catalog.Under(f.Path, "/entries") }) {
 			var ok bool
 			if cat, ok = parsed[c.SHA256]; !ok {
 				cat = s.storedCatalog(ctx, c)
@@ -70,10 +69,9 @@ func (s *server) storedCatalog(ctx context.Context, c store.SiteCatalog) *catalo
 	return cat
 }
 
-// entryTrust returns the findings of catalog c (parsed: cat) about the
-// entry that led to card cardKey, and about c's own signature: those at
-// the entry's path or under it, but not under its inline data (the card's
-// own findings show those), and those at /signature. The entry is the one
+// entryTrust returns what catalog c (parsed: cat) says of the entry that
+// led to card cardKey and of its own signature (catalog.EntryFindings). The
+// entry is the one
 // with the identifier whose URL or inline data is the card; else the only
 // one with the identifier; else none is (its findings are not shown, nor
 // when cat is nil).
@@ -96,21 +94,5 @@ func entryTrust(cat *catalog.Catalog, c store.SiteCatalog, identifier, cardKey s
 	if entry < 0 && len(named) == 1 {
 		entry = named[0].Index
 	}
-	var out finding.List
-	for _, f := range c.Findings {
-		switch {
-		case under(f.Path, "/signature"):
-		case entry >= 0 && under(f.Path, catalog.Entry{Index: entry}.Path()) &&
-			!under(f.Path, catalog.Entry{Index: entry}.DataPath()):
-		default:
-			continue
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
-// under reports whether JSON pointer p is ptr or below it.
-func under(p, ptr string) bool {
-	return p == ptr || strings.HasPrefix(p, ptr+"/")
+	return catalog.EntryFindings(c.Findings, entry)
 }

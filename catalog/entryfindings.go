@@ -1,0 +1,34 @@
+package catalog
+
+import (
+	"strings"
+
+	"github.com/cardcrawl/cardcrawl/internal/finding"
+)
+
+// EntryFindings returns those of a catalog's findings that are about its
+// entry at index: the ones at the entry or under it (its members, its
+// digest, its trust manifests' signatures) but not under its inline data,
+// whose findings are the artifact's own; and the ones about the catalog's
+// own signature (/signature), which vouches for every entry. index < 0
+// (no entry identified) keeps the signature's alone. The crawl stores
+// their codes with each listing and a server's page shows them: one rule
+// for both.
+func EntryFindings(fs finding.List, index int) finding.List {
+	var out finding.List
+	for _, f := range fs {
+		switch {
+		case Under(f.Path, "/signature"):
+		case index >= 0 && Under(f.Path, Entry{Index: index}.Path()) && !Under(f.Path, Entry{Index: index}.DataPath()):
+		default:
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// Under reports whether JSON pointer p is ptr or below it.
+func Under(p, ptr string) bool {
+	return p == ptr || strings.HasPrefix(p, ptr+"/")
+}
