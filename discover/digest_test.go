@@ -18,15 +18,17 @@ import (
 // served (by url) or the inline data's canonical JSON form; a mismatch is
 // an error on the catalog at the digest's path, the document is still
 // read and listed, and data with no canonical form says it could not be
-// checked.
+// checked. Each listing keeps the codes of what its own catalog found of
+// its entry: not another entry's, not the inline card's own, not a parent
+// catalog's.
 func TestEntryDigests(t *testing.T) {
 	card := func(name string) string {
 		return fmt.Sprintf(`{"$schema":"https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json","name":"example.digest/%s","version":"1.0.0","description":"%s","remotes":[{"type":"streamable-http","url":"https://mcp.digest.example/%s"}]}`+"\n", name, name, name)
 	}
 	sha := func(b string) string { s := sha256.Sum256([]byte(b)); return "sha256:" + hex.EncodeToString(s[:]) }
 	sha384 := func(b string) string { s := sha512.Sum384([]byte(b)); return "sha384:" + hex.EncodeToString(s[:]) }
-	a, b, c := card("a"), card("b"), card("c")
-	nested := `{"specVersion":"1.0","entries":[]}` + "\n"
+	a, b, c, nf := card("a"), card("b"), card("c"), card("f")
+	nested := `{"specVersion":"1.0","entries":[{"identifier":"f","type":"application/mcp-server-card+json","url":"cards/f"}]}` + "\n"
 	// Inline data as written (spaced, members out of order) and its
 	// canonical form, which is what its digest covers.
 	inline := `{ "version": "1.0.0", "name": "example.digest/d", "description": "d",
@@ -46,7 +48,7 @@ func TestEntryDigests(t *testing.T) {
 	}
 	archive := "-- digest.example/.well-known/ai-catalog.json --\n" +
 		`{"specVersion":"1.0","entries":[` + strings.Join(entries, ",") + "]}\n" +
-		"-- digest.example/nested.json --\n" + nested +
+		"-- digest.example/nested.json --\n" + nested + "-- digest.example/cards/f --\n" + nf +
 		"-- cards.digest.example/a --\n" + a + "-- cards.digest.example/b --\n" + b + "-- cards.digest.example/c --\n" + c
 	w := newWorld(t, []byte(archive))
 	w.crawl(context.Background(), w.options(), "digest.example")
@@ -73,7 +75,28 @@ func TestEntryDigests(t *testing.T) {
 	if err := w.store.SQL().QueryRow(`SELECT count(DISTINCT card_key) FROM listings WHERE domain = 'digest.example' AND active = TRUE`).Scan(&cards); err != nil {
 		t.Fatal(err)
 	}
-	if cards != 6 {
-		t.Errorf("%d cards listed, want 6", cards)
+	if cards != 7 {
+		t.Errorf("%d cards listed, want 7", cards)
+	}
+	rows, err := w.store.SQL().Query(`SELECT identifier, entry_codes FROM listings WHERE domain = 'digest.example' AND active = TRUE`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	codes := map[string]string{}
+	for rows.Next() {
+		var id, c string
+		if err := rows.Scan(&id, &c); err != nil {
+			t.Fatal(err)
+		}
+		codes[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	wantCodes := map[string]string{"a": "", "b": discover.CodeDigestMismatch, "c": "", "d": "",
+		"d2": discover.CodeDigestMismatch, "e": discover.CodeDigestUnverifiable, "f": "entry_url_relative"}
+	if diff := cmp.Diff(wantCodes, codes); diff != "" {
+		t.Errorf("listings' codes (-want +got):\n%s", diff)
 	}
 }

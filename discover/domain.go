@@ -85,6 +85,10 @@ type domainCrawl struct {
 	digestOK map[string]bool
 	// dids are the signers' DID documents fetched for this domain (signatures.go).
 	dids map[string]didDocument
+	// listingEntry is, for each of result.Listings, the index of the
+	// entry that listed it in its catalog: what the catalog found of that
+	// entry becomes the listing's codes once the catalog is walked.
+	listingEntry []int
 }
 
 // maxPendingBytes bounds the bodies a domain's crawl holds for writing
@@ -432,6 +436,7 @@ type catalogNode struct {
 // finding per catalog saying how many.
 func (d *domainCrawl) walk(ctx context.Context, cat *catalog.Catalog, findings finding.List, n catalogNode) {
 	var cardsLeft, catalogsLeft int
+	first := len(d.result.Listings)
 	for _, e := range cat.Entries {
 		d.result.Entries = append(d.result.Entries, store.EntryRecord{
 			CatalogURL: n.key, Identifier: e.Identifier, Version: e.Version, Type: e.Type, URL: e.URL,
@@ -462,6 +467,7 @@ func (d *domainCrawl) walk(ctx context.Context, cat *catalog.Catalog, findings f
 		findings.Add(finding.Warning, CodeCatalogsTruncated, "", fmt.Sprintf(
 			"%d nested catalog(s) not read: the domain reached its limit of %d catalogs", catalogsLeft, d.c.opts.MaxCatalogs))
 	}
+	d.listingCodes(first, n.key, findings)
 	base := ""
 	if n.base != nil {
 		base = n.base.String()
@@ -470,6 +476,26 @@ func (d *domainCrawl) walk(ctx context.Context, cat *catalog.Catalog, findings f
 		URL: n.key, ParentURL: n.parent, Depth: n.depth, BaseURL: base, SpecVersion: cat.SpecVersion,
 		SHA256: n.sha, EntryCount: cat.EntryCount, Findings: nonNilFindings(findings), JudgedBy: catalog.RulesVersion,
 	})
+}
+
+// listingCodes gives the listings of catalog key made since first
+// (nested catalogs' come between) the codes of what the catalog found of
+// their entry and of its signature.
+func (d *domainCrawl) listingCodes(first int, key string, findings finding.List) {
+	if len(findings) == 0 {
+		return
+	}
+	for i := first; i < len(d.result.Listings); i++ {
+		l := &d.result.Listings[i]
+		if l.CatalogURL != key {
+			continue
+		}
+		var codes []string
+		for _, f := range catalog.EntryFindings(findings, d.listingEntry[i]) {
+			codes = append(codes, f.Code)
+		}
+		l.Codes = store.CodesText(codes)
+	}
 }
 
 // mediaTypeServerJSON was briefly the card's type and is proposed for
@@ -656,11 +682,13 @@ func (d *domainCrawl) card(catalogKey string, e catalog.Entry, key, sourceURL st
 		d.result.Listings = append(d.result.Listings, store.ListingRecord{
 			CatalogURL: catalogKey, Identifier: e.Identifier, CardKey: key, RemoteNorm: norm,
 		})
+		d.listingEntry = append(d.listingEntry, e.Index)
 		d.remotes = append(d.remotes, remoteRef{Remote: r, Norm: norm, CardKey: key, CardSHA: sha, Card: card})
 		listed++
 	}
 	if listed == 0 {
 		d.result.Listings = append(d.result.Listings, store.ListingRecord{CatalogURL: catalogKey, Identifier: e.Identifier, CardKey: key})
+		d.listingEntry = append(d.listingEntry, e.Index)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
@@ -123,6 +124,25 @@ type ListingRecord struct {
 	Identifier string
 	CardKey    string
 	RemoteNorm string // "" for a card without remotes
+	// Codes are what the listing catalog found of this entry and of its
+	// own signature (catalog.EntryFindings), as CodesText writes them. They
+	// describe the listing; they are not part of what identifies it.
+	Codes string
+}
+
+// id is the listing without what it says: what identifies it in the
+// table (its primary key, with the domain).
+func (l ListingRecord) id() ListingRecord {
+	l.Codes = ""
+	return l
+}
+
+// CodesText is how a listing's codes are stored: distinct, sorted,
+// space-separated ("" for none). Listing.Codes reads them back.
+func CodesText(codes []string) string {
+	codes = slices.Clone(codes)
+	slices.Sort(codes)
+	return strings.Join(slices.Compact(codes), " ")
 }
 
 // SaveDomain writes a domain's result and marks it done.
@@ -260,11 +280,11 @@ func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 	after = unionListings(after, r.Listings)
 	for _, l := range r.Listings {
 		if _, err := tx.exec(`INSERT INTO listings
-			(domain, catalog_url, identifier, card_key, remote_norm, active, first_seen, last_seen)
-			VALUES (?, ?, ?, ?, ?, TRUE, ?, ?)
+			(domain, catalog_url, identifier, card_key, remote_norm, active, first_seen, last_seen, entry_codes)
+			VALUES (?, ?, ?, ?, ?, TRUE, ?, ?, ?)
 			ON CONFLICT (domain, catalog_url, identifier, card_key, remote_norm) DO UPDATE SET
-			  active = TRUE, last_seen = excluded.last_seen`,
-			r.Domain, l.CatalogURL, l.Identifier, l.CardKey, l.RemoteNorm, now, now); err != nil {
+			  active = TRUE, last_seen = excluded.last_seen, entry_codes = excluded.entry_codes`,
+			r.Domain, l.CatalogURL, l.Identifier, l.CardKey, l.RemoteNorm, now, now, l.Codes); err != nil {
 			return fmt.Errorf("save listing for %s: %w", r.Domain, err)
 		}
 	}
@@ -364,35 +384,38 @@ func retiring(before, kept, listed []ListingRecord) bool {
 	}
 	stay := make(map[ListingRecord]bool, len(kept)+len(listed))
 	for _, l := range kept {
-		stay[l] = true
+		stay[l.id()] = true
 	}
 	for _, l := range listed {
-		stay[l] = true
+		stay[l.id()] = true
 	}
 	for _, l := range before {
-		if !stay[l] {
+		if !stay[l.id()] {
 			return true
 		}
 	}
 	return false
 }
 
-// unionListings is a set union: have (distinct, as read or derived from
-// the table) plus those of add not in it yet.
+// unionListings is a set union by identity: have (distinct, as read or
+// derived from the table) plus those of add not in it yet. A listing in
+// both takes add's codes, as the table does when add is written.
 func unionListings(have, add []ListingRecord) []ListingRecord {
 	if len(add) == 0 {
 		return have
 	}
-	out := slices.Clip(have)
-	seen := make(map[ListingRecord]bool, len(have)+len(add))
-	for _, l := range have {
-		seen[l] = true
+	out := slices.Clone(have)
+	at := make(map[ListingRecord]int, len(have)+len(add))
+	for i, l := range have {
+		at[l.id()] = i
 	}
 	for _, l := range add {
-		if !seen[l] {
-			seen[l] = true
-			out = append(out, l)
+		if i, ok := at[l.id()]; ok {
+			out[i].Codes = l.Codes
+			continue
 		}
+		at[l.id()] = len(out)
+		out = append(out, l)
 	}
 	return out
 }

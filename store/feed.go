@@ -112,7 +112,7 @@ type domainListings map[feedKey][]ListingRecord
 
 // activeListings reads a domain's active listings, in no particular order.
 func activeListings(tx *txw, domain string) ([]ListingRecord, error) {
-	rows, err := tx.query(`SELECT catalog_url, identifier, card_key, remote_norm FROM listings
+	rows, err := tx.query(`SELECT catalog_url, identifier, card_key, remote_norm, entry_codes FROM listings
 		WHERE domain = ? AND active = TRUE`, domain)
 	if err != nil {
 		return nil, fmt.Errorf("listings of %s: %w", domain, err)
@@ -121,7 +121,7 @@ func activeListings(tx *txw, domain string) ([]ListingRecord, error) {
 	var out []ListingRecord
 	for rows.Next() {
 		var l ListingRecord
-		if err := rows.Scan(&l.CatalogURL, &l.Identifier, &l.CardKey, &l.RemoteNorm); err != nil {
+		if err := rows.Scan(&l.CatalogURL, &l.Identifier, &l.CardKey, &l.RemoteNorm, &l.Codes); err != nil {
 			return nil, fmt.Errorf("listings of %s: %w", domain, err)
 		}
 		out = append(out, l)

@@ -740,9 +740,9 @@ func attachListings(ctx context.Context, tx *readTx, page []FeedServer, span boo
 			return fmt.Errorf("listing chains: %w", err)
 		}
 		defer rows.Close()
-		var key, norm, packed string
+		var key, norm, codes, packed string
 		var l Listing
-		dests := []*string{&key, &norm, &l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey}
+		dests := []*string{&key, &norm, &l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey, &codes}
 		for rows.Next() {
 			if err := rows.Scan(&packed); err != nil {
 				return fmt.Errorf("listing chains: %w", err)
@@ -753,6 +753,7 @@ func attachListings(ctx context.Context, tx *readTx, page []FeedServer, span boo
 			if kind == kindCard && norm != "" {
 				continue
 			}
+			l.Codes = listingCodes(codes)
 			for _, i := range at[FeedCursor{kind, key}] {
 				page[i].Listings = append(page[i].Listings, l)
 			}
@@ -774,11 +775,12 @@ func attachListings(ctx context.Context, tx *readTx, page []FeedServer, span boo
 // index constraint: with it, a read over a range of endpoints (queryKeys)
 // sorts each endpoint's chain.
 // Their columns are packed (packText): the key, remote_norm, domain,
-// catalog_url, identifier, card_key.
+// catalog_url, identifier, card_key, entry_codes (in the indexes since
+// migration 0024).
 var (
-	listingsByRemote = `SELECT ` + packText("remote_norm", "remote_norm", "domain", "catalog_url", "identifier", "card_key") +
+	listingsByRemote = `SELECT ` + packText("remote_norm", "remote_norm", "domain", "catalog_url", "identifier", "card_key", "entry_codes") +
 		` FROM listings WHERE active + 0 = 1 AND remote_norm IN (%s) ORDER BY remote_norm, active, domain, catalog_url, identifier`
-	listingsByCard = `SELECT ` + packText("card_key", "remote_norm", "domain", "catalog_url", "identifier", "card_key") +
+	listingsByCard = `SELECT ` + packText("card_key", "remote_norm", "domain", "catalog_url", "identifier", "card_key", "entry_codes") +
 		` FROM listings WHERE active = 1 AND card_key IN (%s) ORDER BY card_key, domain, catalog_url, identifier`
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
@@ -55,6 +56,9 @@ type Listing struct {
 	CatalogURL string
 	Identifier string
 	CardKey    string
+	// Codes: what the listing catalog found of this entry and of its own
+	// signature (ListingRecord.Codes); read for the feed's records only.
+	Codes []string
 }
 
 const cardColumns = `c.key, c.source_url, c.inline, c.sha256, c.schema, c.name, c.title, c.version, c.description,
@@ -183,9 +187,17 @@ func (db *DB) listedCards(ctx context.Context) (map[string]CardRow, error) {
 	return out, rows.Err()
 }
 
+// listingCodes reads a listing's stored codes (CodesText); nil for none.
+func listingCodes(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Fields(s)
+}
+
 // activeListings maps remote_norm to the active listings that reach it.
 func (db *DB) activeListings(ctx context.Context) (map[string][]Listing, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT remote_norm, domain, catalog_url, identifier, card_key
+	rows, err := db.sql.QueryContext(ctx, `SELECT remote_norm, domain, catalog_url, identifier, card_key, entry_codes
 		FROM listings WHERE active = 1 ORDER BY remote_norm, domain, catalog_url, identifier`)
 	if err != nil {
 		return nil, fmt.Errorf("list listings: %w", err)
@@ -193,11 +205,12 @@ func (db *DB) activeListings(ctx context.Context) (map[string][]Listing, error) 
 	defer rows.Close()
 	out := map[string][]Listing{}
 	for rows.Next() {
-		var norm string
+		var norm, codes string
 		var l Listing
-		if err := rows.Scan(&norm, &l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey); err != nil {
+		if err := rows.Scan(&norm, &l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey, &codes); err != nil {
 			return nil, fmt.Errorf("list listings: %w", err)
 		}
+		l.Codes = listingCodes(codes)
 		out[norm] = append(out[norm], l)
 	}
 	return out, rows.Err()

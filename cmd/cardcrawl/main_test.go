@@ -296,6 +296,35 @@ func TestDemo(t *testing.T) {
 			}
 		}
 	}
+
+	// The feed's records carry the same, as codes on each listing; a
+	// listing its catalog says nothing of has none.
+	code, stdout, stderr = run(t, "", "export", "--db", db, "--format", "jsonl")
+	if code != exitOK {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	listed := map[string][][]string{}
+	for line := range strings.Lines(stdout) {
+		var r struct {
+			EndpointNormalized string
+			ListedBy           []struct{ Findings []string }
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("export line %q: %v", line, err)
+		}
+		for _, l := range r.ListedBy {
+			listed[r.EndpointNormalized] = append(listed[r.EndpointNormalized], l.Findings)
+		}
+	}
+	for endpoint, want := range map[string][][]string{
+		"https://mcp.signed.example/files": {{"entry_digest_mismatch", "signature_not_endorsement", "signature_verified"}},
+		"https://mcp.signed.example/notes": {{"signature_verified"}},
+		"https://mcp.inline.example/mcp":   {nil},
+	} {
+		if diff := cmp.Diff(want, listed[endpoint]); diff != "" {
+			t.Errorf("listedBy findings of %s (-want +got):\n%s", endpoint, diff)
+		}
+	}
 }
 
 // TestProbeCommand probes a real go-sdk server and a refused URL the way a

@@ -70,11 +70,15 @@ type Tombstone struct {
 	UpdatedAt     string `json:"updatedAt"`
 }
 
-// Listing is one link of the listing chain: which domain's catalog listed it.
+// Listing is one link of the listing chain: which domain's catalog listed
+// it, and what that catalog found of the entry and of its own signature
+// (finding codes: a digest mismatch, a signature verified, and so on),
+// absent when nothing.
 type Listing struct {
-	Domain     string `json:"domain"`
-	CatalogURL string `json:"catalogUrl"`
-	Identifier string `json:"identifier"`
+	Domain     string   `json:"domain"`
+	CatalogURL string   `json:"catalogUrl"`
+	Identifier string   `json:"identifier"`
+	Findings   []string `json:"findings,omitempty"`
 }
 
 // Probe is the latest probe of the endpoint.
@@ -114,7 +118,8 @@ func NewRecord(s *store.FeedServer) Record {
 		r.Findings = []string{}
 	}
 	for _, l := range s.Listings {
-		r.ListedBy = append(r.ListedBy, Listing{Domain: l.Domain, CatalogURL: l.CatalogURL, Identifier: l.Identifier})
+		r.ListedBy = append(r.ListedBy, Listing{Domain: l.Domain, CatalogURL: l.CatalogURL, Identifier: l.Identifier,
+			Findings: l.Codes})
 	}
 	if d := s.Decision; d != nil {
 		r.ProbeDecision = &Decision{Decision: d.Decision, Reason: d.Reason}

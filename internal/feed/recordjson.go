@@ -105,6 +105,9 @@ func (o *object) listings(k string, ls []Listing) {
 		n.str("domain", l.Domain)
 		n.str("catalogUrl", l.CatalogURL)
 		n.str("identifier", l.Identifier)
+		if len(l.Findings) > 0 {
+			n.strings("findings", l.Findings)
+		}
 		return n.close()
 	})
 }
