@@ -633,12 +633,16 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 // which the read of the next page now overlaps on a second core. Two
 // pages take turns, so memory holds two pages; next and use never touch
 // the same one, and next never runs after readAhead returns (the walk's
-// transaction ends then). done from next says the page is the last.
+// transaction ends then). done from next says the page is the last. A
+// panic in next panics again in readAhead's caller, as it did before next
+// had a goroutine of its own (serve's HTTP server recovers it there; a
+// goroutine's own panic would end the process).
 func readAhead[T any](next func(page []T) ([]T, bool, error), use func([]T) error) error {
 	type read struct {
-		page []T
-		done bool
-		err  error
+		page     []T
+		done     bool
+		err      error
+		panicked any
 	}
 	full := make(chan read, 1)
 	free := make(chan []T, 2)
@@ -648,6 +652,14 @@ func readAhead[T any](next func(page []T) ([]T, bool, error), use func([]T) erro
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
+		defer func() {
+			if p := recover(); p != nil {
+				select {
+				case full <- read{done: true, panicked: p}:
+				case <-stop:
+				}
+			}
+		}()
 		for {
 			var page []T
 			select {
@@ -657,7 +669,7 @@ func readAhead[T any](next func(page []T) ([]T, bool, error), use func([]T) erro
 			}
 			page, done, err := next(page)
 			select {
-			case full <- read{page, done, err}:
+			case full <- read{page: page, done: done, err: err}:
 			case <-stop:
 				return
 			}
@@ -672,6 +684,9 @@ func readAhead[T any](next func(page []T) ([]T, bool, error), use func([]T) erro
 	}()
 	for {
 		r := <-full
+		if r.panicked != nil {
+			panic(r.panicked)
+		}
 		if r.err != nil {
 			return r.err
 		}

@@ -65,3 +65,29 @@ func TestReadAhead(t *testing.T) {
 		})
 	}
 }
+
+// TestReadAheadPanics: a panic in next reaches readAhead's caller, where
+// a recover (net/http's, for serve) can catch it, after the pages before.
+func TestReadAheadPanics(t *testing.T) {
+	var got []int
+	p := func() (p any) {
+		defer func() { p = recover() }()
+		n := 0
+		_ = readAhead(func(page []int) ([]int, bool, error) {
+			if n++; n == 3 {
+				panic("broken page")
+			}
+			return append(page[:0], n), false, nil
+		}, func(page []int) error {
+			got = append(got, page...)
+			return nil
+		})
+		return nil
+	}()
+	if p != "broken page" {
+		t.Errorf("recovered %v, want the reader's panic", p)
+	}
+	if diff := cmp.Diff([]int{1, 2}, got); diff != "" {
+		t.Errorf("pages used before the panic (-want +got):\n%s", diff)
+	}
+}

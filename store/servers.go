@@ -57,7 +57,7 @@ type Listing struct {
 	Identifier string
 	CardKey    string
 	// Codes: what the listing catalog found of this entry and of its own
-	// signature (ListingRecord.Codes); read for the feed's records only.
+	// signature (ListingRecord.Codes, read back); nil for none.
 	Codes []string
 }
 

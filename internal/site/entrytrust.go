@@ -69,12 +69,11 @@ func (s *server) storedCatalog(ctx context.Context, c store.SiteCatalog) *catalo
 	return cat
 }
 
-// entryTrust returns what catalog c (parsed: cat) says of the entry that
-// led to card cardKey and of its own signature (catalog.EntryFindings). The
-// entry is the one
-// with the identifier whose URL or inline data is the card; else the only
-// one with the identifier; else none is (its findings are not shown, nor
-// when cat is nil).
+// entryTrust returns what catalog c (parsed: cat) found of the entry that
+// led to card cardKey and of its own signature (catalog.EntryFindings).
+// The entry is the one with the identifier whose URL or inline data is the
+// card; else the only one with the identifier; else none is (its findings
+// are not shown, nor when cat is nil).
 func entryTrust(cat *catalog.Catalog, c store.SiteCatalog, identifier, cardKey string) finding.List {
 	var named []catalog.Entry
 	entry := -1
