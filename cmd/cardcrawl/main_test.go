@@ -325,6 +325,28 @@ func TestDemo(t *testing.T) {
 			t.Errorf("listedBy findings of %s (-want +got):\n%s", endpoint, diff)
 		}
 	}
+	// The CSV has them in one cell, its last.
+	code, stdout, stderr = run(t, "", "export", "--db", db, "--format", "csv")
+	if code != exitOK {
+		t.Fatalf("export csv: exit %d: %s", code, stderr)
+	}
+	rows, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("export csv: %v\n%s", err, stdout)
+	}
+	cells := map[string]string{}
+	for _, row := range rows[1:] {
+		cells[row[0]] = row[len(row)-1]
+	}
+	for endpoint, want := range map[string]string{
+		"https://mcp.signed.example/files": "entry_digest_mismatch signature_not_endorsement signature_verified",
+		"https://mcp.signed.example/notes": "signature_verified",
+		"https://mcp.inline.example/mcp":   "",
+	} {
+		if got := cells[endpoint]; rows[0][len(rows[0])-1] != "listing_findings" || got != want {
+			t.Errorf("csv %s of %s: %q, want %q", rows[0][len(rows[0])-1], endpoint, got, want)
+		}
+	}
 }
 
 // TestProbeCommand probes a real go-sdk server and a refused URL the way a

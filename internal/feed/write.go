@@ -7,11 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cardcrawl/cardcrawl/internal/jsonstream"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/cardcrawl/cardcrawl/internal/jsonstream"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -143,7 +144,7 @@ const recordFacts = store.FactRegistry | store.FactProbeHistory | store.FactReco
 // CSVHeader names the CSV columns, in order.
 var CSVHeader = []string{"endpoint", "transport", "templated", "name", "title", "version", "grade", "card_url",
 	"listed_by", "first_seen", "last_seen", "probe_outcome", "tool_count", "sources", "registry_name",
-	"registry_version", "registry_status", "namespace_method"}
+	"registry_version", "registry_status", "namespace_method", "listing_findings"}
 
 func writeCSV(ctx context.Context, w io.Writer, src Source, opts WriteOptions) error {
 	cw := csv.NewWriter(w)
@@ -178,7 +179,7 @@ func csvRow(r Record) []string {
 	}
 	row := []string{r.Endpoint, r.Transport, strconv.FormatBool(r.Templated), r.Name, r.Title,
 		r.Version, r.Grade, cardURL, strings.Join(r.Domains(), " "), r.FirstSeen, r.LastSeen, outcome, tools,
-		strings.Join(r.Sources, " "), "", "", "", ""}
+		strings.Join(r.Sources, " "), "", "", "", "", listingFindings(r.ListedBy)}
 	if e := r.Registry; e != nil {
 		row[14], row[15], row[16] = e.Name, e.Version, e.Status
 	}
@@ -189,6 +190,18 @@ func csvRow(r Record) []string {
 		row[i] = csvCell(row[i])
 	}
 	return row
+}
+
+// listingFindings is the CSV's one cell for what the listings' catalogs
+// found of their entries: every listing's codes, distinct, sorted,
+// space-separated.
+func listingFindings(ls []Listing) string {
+	var codes []string
+	for _, l := range ls {
+		codes = append(codes, l.Findings...)
+	}
+	slices.Sort(codes)
+	return strings.Join(slices.Compact(codes), " ")
 }
 
 // csvCell neutralises a cell a spreadsheet would run as a formula: names,
