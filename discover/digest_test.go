@@ -78,22 +78,7 @@ func TestEntryDigests(t *testing.T) {
 	if cards != 7 {
 		t.Errorf("%d cards listed, want 7", cards)
 	}
-	rows, err := w.store.SQL().Query(`SELECT identifier, entry_codes FROM listings WHERE domain = 'digest.example' AND active = TRUE`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	codes := map[string]string{}
-	for rows.Next() {
-		var id, c string
-		if err := rows.Scan(&id, &c); err != nil {
-			t.Fatal(err)
-		}
-		codes[id] = c
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	codes := w.pairs(`SELECT identifier, entry_codes FROM listings WHERE domain = 'digest.example' AND active = TRUE`)
 	wantCodes := map[string]string{"a": "", "b": discover.CodeDigestMismatch, "c": "", "d": "",
 		"d2": discover.CodeDigestMismatch, "e": discover.CodeDigestUnverifiable, "f": "entry_url_relative"}
 	if diff := cmp.Diff(wantCodes, codes); diff != "" {

@@ -272,6 +272,29 @@ func (w *world) observationClasses(domain, kind string) map[string]string {
 type storedFinding struct{ Severity, Code, Path, Message string }
 
 // catalogFindings returns the findings stored for the catalog at url.
+// pairs reads a query of two text columns as a map of the first to the
+// second.
+func (w *world) pairs(query string) map[string]string {
+	w.t.Helper()
+	rows, err := w.store.SQL().Query(query)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			w.t.Fatal(err)
+		}
+		out[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		w.t.Fatal(err)
+	}
+	return out
+}
+
 func (w *world) catalogFindings(url string) []storedFinding {
 	w.t.Helper()
 	var raw string

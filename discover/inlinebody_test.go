@@ -22,23 +22,7 @@ func TestInlineBodiesKept(t *testing.T) {
 
 	judged := func(table, key string) map[string]string {
 		t.Helper()
-		rows, err := w.store.SQL().Query(`SELECT ` + key + `, findings FROM ` + table + ` ORDER BY 1`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		out := map[string]string{}
-		for rows.Next() {
-			var k, f string
-			if err := rows.Scan(&k, &f); err != nil {
-				t.Fatal(err)
-			}
-			out[k] = f
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return w.pairs(`SELECT ` + key + `, findings FROM ` + table)
 	}
 	cards, catalogs := judged("cards", "key"), judged("catalogs", "url")
 	var missing int
