@@ -252,20 +252,7 @@ func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '
 // observationClasses maps URL → class of the observations of one kind for a domain.
 func (w *world) observationClasses(domain, kind string) map[string]string {
 	w.t.Helper()
-	rows, err := w.store.SQL().Query(`SELECT url, class FROM observations WHERE domain = ? AND kind = ?`, domain, kind)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var u, c string
-		if err := rows.Scan(&u, &c); err != nil {
-			w.t.Fatal(err)
-		}
-		out[u] = c
-	}
-	return out
+	return w.pairs(`SELECT url, class FROM observations WHERE domain = ? AND kind = ?`, domain, kind)
 }
 
 // storedFinding is a finding as the catalogs table keeps it.
@@ -274,9 +261,9 @@ type storedFinding struct{ Severity, Code, Path, Message string }
 // catalogFindings returns the findings stored for the catalog at url.
 // pairs reads a query of two text columns as a map of the first to the
 // second.
-func (w *world) pairs(query string) map[string]string {
+func (w *world) pairs(query string, args ...any) map[string]string {
 	w.t.Helper()
-	rows, err := w.store.SQL().Query(query)
+	rows, err := w.store.SQL().Query(query, args...)
 	if err != nil {
 		w.t.Fatal(err)
 	}
