@@ -138,11 +138,19 @@ func (l ListingRecord) id() ListingRecord {
 }
 
 // CodesText is how a listing's codes are stored: distinct, sorted,
-// space-separated ("" for none). Listing.Codes reads them back.
+// space-separated ("" for none). listingCodes reads them back.
 func CodesText(codes []string) string {
 	codes = slices.Clone(codes)
 	slices.Sort(codes)
 	return strings.Join(slices.Compact(codes), " ")
+}
+
+// listingCodes reads a listing's stored codes (CodesText); nil for none.
+func listingCodes(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Fields(s)
 }
 
 // SaveDomain writes a domain's result and marks it done.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
@@ -185,14 +184,6 @@ func (db *DB) listedCards(ctx context.Context) (map[string]CardRow, error) {
 		out[c.Key] = c
 	}
 	return out, rows.Err()
-}
-
-// listingCodes reads a listing's stored codes (CodesText); nil for none.
-func listingCodes(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Fields(s)
 }
 
 // activeListings maps remote_norm to the active listings that reach it.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -193,15 +192,14 @@ func csvRow(r Record) []string {
 }
 
 // listingFindings is the CSV's one cell for what the listings' catalogs
-// found of their entries: every listing's codes, distinct, sorted,
-// space-separated.
+// found of their entries: every listing's codes, written as the store
+// writes one listing's.
 func listingFindings(ls []Listing) string {
 	var codes []string
 	for _, l := range ls {
 		codes = append(codes, l.Findings...)
 	}
-	slices.Sort(codes)
-	return strings.Join(slices.Compact(codes), " ")
+	return store.CodesText(codes)
 }
 
 // csvCell neutralises a cell a spreadsheet would run as a formula: names,
