@@ -85,10 +85,6 @@ type domainCrawl struct {
 	digestOK map[string]bool
 	// dids are the signers' DID documents fetched for this domain (signatures.go).
 	dids map[string]didDocument
-	// listingEntry is, for each of result.Listings, the index of the
-	// entry that listed it in its catalog: what the catalog found of that
-	// entry becomes the listing's codes once the catalog is walked.
-	listingEntry []int
 }
 
 // maxPendingBytes bounds the bodies a domain's crawl holds for writing
@@ -491,7 +487,7 @@ func (d *domainCrawl) listingCodes(first int, key string, findings finding.List)
 			continue
 		}
 		var codes []string
-		for _, f := range catalog.EntryFindings(findings, d.listingEntry[i]) {
+		for _, f := range catalog.EntryFindings(findings, l.Entry) {
 			codes = append(codes, f.Code)
 		}
 		l.Codes = store.CodesText(codes)
@@ -680,15 +676,14 @@ func (d *domainCrawl) card(catalogKey string, e catalog.Entry, key, sourceURL st
 			URLNorm: norm, URL: r.URL, Type: r.Type, Templated: servercard.IsTemplate(r.URL), CardKey: key, JSON: rj,
 		})
 		d.result.Listings = append(d.result.Listings, store.ListingRecord{
-			CatalogURL: catalogKey, Identifier: e.Identifier, CardKey: key, RemoteNorm: norm,
+			CatalogURL: catalogKey, Identifier: e.Identifier, CardKey: key, RemoteNorm: norm, Entry: e.Index,
 		})
-		d.listingEntry = append(d.listingEntry, e.Index)
 		d.remotes = append(d.remotes, remoteRef{Remote: r, Norm: norm, CardKey: key, CardSHA: sha, Card: card})
 		listed++
 	}
 	if listed == 0 {
-		d.result.Listings = append(d.result.Listings, store.ListingRecord{CatalogURL: catalogKey, Identifier: e.Identifier, CardKey: key})
-		d.listingEntry = append(d.listingEntry, e.Index)
+		d.result.Listings = append(d.result.Listings, store.ListingRecord{CatalogURL: catalogKey, Identifier: e.Identifier,
+			CardKey: key, Entry: e.Index})
 	}
 }
 

@@ -128,12 +128,23 @@ type ListingRecord struct {
 	// own signature (catalog.EntryFindings), as CodesText writes them. They
 	// describe the listing; they are not part of what identifies it.
 	Codes string
+	// Entry is the index of the entry that listed the card in its
+	// catalog's entries, for a server's page to pick that entry's findings
+	// from the catalog's. Neither identity nor shown in the feed.
+	Entry int
 }
 
 // id is the listing without what it says: what identifies it in the
 // table (its primary key, with the domain).
 func (l ListingRecord) id() ListingRecord {
-	l.Codes = ""
+	l.Codes, l.Entry = "", 0
+	return l
+}
+
+// shown is the listing as the feed's records show it: what a change of
+// moves a record's updated_at.
+func (l ListingRecord) shown() ListingRecord {
+	l.Entry = 0
 	return l
 }
 
@@ -288,11 +299,12 @@ func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 	after = unionListings(after, r.Listings)
 	for _, l := range r.Listings {
 		if _, err := tx.exec(`INSERT INTO listings
-			(domain, catalog_url, identifier, card_key, remote_norm, active, first_seen, last_seen, entry_codes)
-			VALUES (?, ?, ?, ?, ?, TRUE, ?, ?, ?)
+			(domain, catalog_url, identifier, card_key, remote_norm, active, first_seen, last_seen, entry_codes, entry_index)
+			VALUES (?, ?, ?, ?, ?, TRUE, ?, ?, ?, ?)
 			ON CONFLICT (domain, catalog_url, identifier, card_key, remote_norm) DO UPDATE SET
-			  active = TRUE, last_seen = excluded.last_seen, entry_codes = excluded.entry_codes`,
-			r.Domain, l.CatalogURL, l.Identifier, l.CardKey, l.RemoteNorm, now, now, l.Codes); err != nil {
+			  active = TRUE, last_seen = excluded.last_seen, entry_codes = excluded.entry_codes,
+			  entry_index = excluded.entry_index`,
+			r.Domain, l.CatalogURL, l.Identifier, l.CardKey, l.RemoteNorm, now, now, l.Codes, l.Entry); err != nil {
 			return fmt.Errorf("save listing for %s: %w", r.Domain, err)
 		}
 	}
@@ -407,7 +419,7 @@ func retiring(before, kept, listed []ListingRecord) bool {
 
 // unionListings is a set union by identity: have (distinct, as read or
 // derived from the table) plus those of add not in it yet. A listing in
-// both takes add's codes, as the table does when add is written.
+// both takes add's codes and entry, as the table does when add is written.
 func unionListings(have, add []ListingRecord) []ListingRecord {
 	if len(add) == 0 {
 		return have
@@ -419,7 +431,7 @@ func unionListings(have, add []ListingRecord) []ListingRecord {
 	}
 	for _, l := range add {
 		if i, ok := at[l.id()]; ok {
-			out[i].Codes = l.Codes
+			out[i] = l
 			continue
 		}
 		at[l.id()] = len(out)

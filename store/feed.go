@@ -147,6 +147,9 @@ func groupListings(ls []ListingRecord) domainListings {
 	return out
 }
 
+// sameShown: the feed shows the two listings alike.
+func sameShown(a, b ListingRecord) bool { return a.shown() == b.shown() }
+
 func listingOrder(a, b ListingRecord) int {
 	if c := cmpString(a.RemoteNorm, b.RemoteNorm); c != 0 {
 		return c
@@ -172,10 +175,10 @@ func feedAfterDomain(tx *txw, now string, r DomainResult, beforeList, afterList 
 	}
 	touched := map[feedKey]bool{} // value: the record's listing chain changed
 	for k, ls := range before {
-		touched[k] = !slices.Equal(ls, after[k])
+		touched[k] = !slices.EqualFunc(ls, after[k], sameShown)
 	}
 	for k, ls := range after {
-		touched[k] = !slices.Equal(ls, before[k])
+		touched[k] = !slices.EqualFunc(ls, before[k], sameShown)
 	}
 	for _, c := range r.Cards {
 		rows, err := tx.query(`SELECT DISTINCT remote_norm FROM listings WHERE card_key = ? AND active = TRUE`, c.Key)

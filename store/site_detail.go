@@ -49,6 +49,9 @@ type SiteCard struct {
 // to the one that listed the card.
 type SiteListing struct {
 	Listing
+	// Entry is the index of the entry that listed the card in the chain's
+	// last catalog; -1 when not known (stored before migration 0026).
+	Entry int
 	Chain []SiteCatalog
 }
 
@@ -124,9 +127,14 @@ func (db *DB) siteListings(ctx context.Context, d *SiteDetail) error {
 	cond, args := listingCond(d)
 	ls, err := collect(ctx, db.sql, func(rows *sql.Rows) (SiteListing, error) {
 		var l SiteListing
-		err := rows.Scan(&l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey)
+		var entry sql.NullInt64
+		err := rows.Scan(&l.Domain, &l.CatalogURL, &l.Identifier, &l.CardKey, &entry)
+		l.Entry = -1
+		if entry.Valid {
+			l.Entry = int(entry.Int64)
+		}
 		return l, err
-	}, `SELECT l.domain, l.catalog_url, l.identifier, l.card_key FROM listings l WHERE `+cond+`
+	}, `SELECT l.domain, l.catalog_url, l.identifier, l.card_key, l.entry_index FROM listings l WHERE `+cond+`
 		ORDER BY l.domain, l.catalog_url, l.identifier, l.card_key LIMIT ?`, append(args, siteMaxListings+1)...)
 	if err != nil {
 		return fmt.Errorf("listings: %w", err)

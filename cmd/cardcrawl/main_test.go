@@ -261,41 +261,56 @@ func TestDemo(t *testing.T) {
 	}
 
 	// Each server's page says, under its listing, what the catalog found
-	// of that entry and of its own signature, and nothing of the other's.
-	st, err := store.Open(context.Background(), db, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	srv := httptest.NewServer(site.Handler(site.Options{Store: st}))
-	defer srv.Close()
-	for endpoint, want := range map[string][2][]string{
-		"https://mcp.signed.example/files": {{"signature_verified", "/entries/1/digest", "entry_digest_mismatch",
-			"signature_not_endorsement"}, {"/entries/0/"}},
-		"https://mcp.signed.example/notes": {{"signature_verified", "/signature", "/entries/0/trustManifests/0/signature"},
-			{"entry_digest_mismatch", "/entries/1/"}},
-	} {
-		resp, err := http.Get(srv.URL + site.ServerPath(store.SiteKey{Kind: store.KindEndpoint, Subject: endpoint}))
+	// of that entry and of its own signature, and nothing of the other's:
+	// from the entry each listing names, and from the catalog's document
+	// for listings stored before they named one.
+	pages := func(when string) {
+		t.Helper()
+		st, err := store.Open(context.Background(), db, store.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		page := string(body)
-		if i := strings.Index(page, `id="listings"`); i >= 0 {
-			page = page[i:]
-		}
-		for _, s := range want[0] {
-			if resp.StatusCode != http.StatusOK || !strings.Contains(page, s) {
-				t.Errorf("the page of %s: %d, its listing lacks %q", endpoint, resp.StatusCode, s)
+		defer st.Close()
+		srv := httptest.NewServer(site.Handler(site.Options{Store: st}))
+		defer srv.Close()
+		for endpoint, want := range map[string][2][]string{
+			"https://mcp.signed.example/files": {{"signature_verified", "/entries/1/digest", "entry_digest_mismatch",
+				"signature_not_endorsement"}, {"/entries/0/"}},
+			"https://mcp.signed.example/notes": {{"signature_verified", "/signature", "/entries/0/trustManifests/0/signature"},
+				{"entry_digest_mismatch", "/entries/1/"}},
+		} {
+			resp, err := http.Get(srv.URL + site.ServerPath(store.SiteKey{Kind: store.KindEndpoint, Subject: endpoint}))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		for _, s := range want[1] {
-			if strings.Contains(page, s) {
-				t.Errorf("the page of %s shows %q, of another entry", endpoint, s)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			page := string(body)
+			if i := strings.Index(page, `id="listings"`); i >= 0 {
+				page = page[i:]
+			}
+			for _, s := range want[0] {
+				if resp.StatusCode != http.StatusOK || !strings.Contains(page, s) {
+					t.Errorf("%s: the page of %s: %d, its listing lacks %q", when, endpoint, resp.StatusCode, s)
+				}
+			}
+			for _, s := range want[1] {
+				if strings.Contains(page, s) {
+					t.Errorf("%s: the page of %s shows %q, of another entry", when, endpoint, s)
+				}
 			}
 		}
 	}
+	pages("entries named")
+	conn, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(`UPDATE listings SET entry_index = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	pages("entries not named")
 
 	// The feed's records carry the same, as codes on each listing; a
 	// listing its catalog says nothing of has none.

@@ -10,10 +10,12 @@ import (
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
-// entryTrustMax is how many listings of a server's page show what their
-// catalog says of their entry: one whose catalog has findings about some
-// entry reads and parses that catalog (up to 1 MiB, ~25 ms), so a server
-// hundreds of domains list still gets its page in well under a second.
+// entryTrustMax is how many listings of a server's page stored before
+// migration 0026, which do not say which entry of their catalog listed the
+// card, have that entry looked for: one whose catalog has findings about
+// some entry reads and parses that catalog (up to 1 MiB, ~25 ms), so a
+// server hundreds of such domains list still gets its page in well under
+// a second. A listing the crawl wrote since costs nothing of the kind.
 const entryTrustMax = 20
 
 // listingView is a listing chain with what the catalog that lists the card
@@ -23,22 +25,35 @@ type listingView struct {
 	Trust finding.List
 }
 
-// listingViews reads, for the first entryTrustMax listings, the findings of
-// the catalog that lists the card about that entry and its signature. The
-// entry is found in the catalog's stored document only when the catalog
-// has findings about some entry; each such document is parsed once.
-func (s *server) listingViews(ctx context.Context, ls []store.SiteListing) []listingView {
-	out := make([]listingView, len(ls))
+// listingViews reads, for each listing, the findings of the catalog that
+// lists the card about that entry and its signature. A listing that names
+// its entry has them picked from the catalog's findings; one stored before
+// listings named theirs has its entry found in the catalog's stored
+// document (entryTrust), for the first entryTrustMax such listings and
+// only when the catalog has findings about some entry; each such document
+// is parsed once. more says some listing's were not looked for.
+func (s *server) listingViews(ctx context.Context, ls []store.SiteListing) (out []listingView, more bool) {
+	out = make([]listingView, len(ls))
 	parsed := map[string]*catalog.Catalog{}
+	looked := 0
 	for i, l := range ls {
 		out[i].SiteListing = l
-		if i >= entryTrustMax || len(l.Chain) == 0 {
+		if len(l.Chain) == 0 {
 			continue
 		}
 		c := l.Chain[len(l.Chain)-1]
 		if c.URL != l.CatalogURL {
 			continue
 		}
+		if l.Entry >= 0 {
+			out[i].Trust = catalog.EntryFindings(c.Findings, l.Entry)
+			continue
+		}
+		if looked == entryTrustMax {
+			more = true
+			continue
+		}
+		looked++
 		var cat *catalog.Catalog
 		if c.HasDocument && slices.ContainsFunc(c.Findings, func(f finding.Finding) bool { return catalog.Under(f.Path, "/entries") }) {
 			var ok bool
@@ -49,7 +64,7 @@ func (s *server) listingViews(ctx context.Context, ls []store.SiteListing) []lis
 		}
 		out[i].Trust = entryTrust(cat, c, l.Identifier, l.CardKey)
 	}
-	return out
+	return out, more
 }
 
 // storedCatalog parses c's stored document; nil when it cannot be read.

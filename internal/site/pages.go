@@ -196,8 +196,7 @@ func (s *server) server(w http.ResponseWriter, r *http.Request) {
 		cards = append(cards, cardView{SiteCard: c, FindingList: c.Findings})
 	}
 	view["Cards"] = cards
-	view["Listings"] = s.listingViews(r.Context(), d.Listings)
-	view["MoreTrust"] = len(d.Listings) > entryTrustMax
+	view["Listings"], view["MoreTrust"] = s.listingViews(r.Context(), d.Listings)
 	entries := make([]registryView, 0, len(d.Registry))
 	for _, e := range d.Registry {
 		entries = append(entries, registryView{RegistryEntry: e, FindingList: e.Findings})
