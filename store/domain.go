@@ -156,6 +156,16 @@ func CodesText(codes []string) string {
 	return strings.Join(slices.Compact(codes), " ")
 }
 
+// codedListing is the condition that the listing aliased l holds a code:
+// its argument is codeLike's. It reads the coded listings' own index
+// (listings_coded), which its first term lets the planners use.
+func codedListing(l string) string {
+	return l + `.entry_codes <> '' AND ' ' || ` + l + `.entry_codes || ' ' LIKE ? ESCAPE '\'`
+}
+
+// codeLike is codedListing's argument for code.
+func codeLike(code string) string { return "% " + likeEscaper.Replace(code) + " %" }
+
 // listingCodes reads a listing's stored codes (CodesText); nil for none.
 func listingCodes(s string) []string {
 	if s == "" {

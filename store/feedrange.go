@@ -51,11 +51,12 @@ type EntryPage struct {
 // feed records of its span (EntryRange): the cards' entries (source card),
 // listed ones (no Since: tombstones are selected by time), and no category
 // filter (categories are kept apart from the records, and recomputing them
-// stamps no change number).
+// stamps no change number) nor listing-finding filter (read from the
+// listings, not the records).
 func (q EntryQuery) RangeKeepable() bool {
 	_, inRegistry := registryCursor(q.After)
 	return (q.Source == "" || q.Source == FeedSourceCard) && q.Since == "" && q.Category == "" && !q.NoCategory &&
-		!inRegistry
+		q.ListingFinding == "" && !inRegistry
 }
 
 // FeedEntryPage reads what FeedEntries reads for q, which must be

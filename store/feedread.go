@@ -177,7 +177,16 @@ type FeedFilter struct {
 	// endpoints a latest, undeleted Registry entry declares; all both. Unlike
 	// the other fields, all widens the selection.
 	Source string
+	// ListingFinding keeps records a listing of which carries this code:
+	// what its catalog found of the entry or of its own signature
+	// (ListingRecord.Codes). Like Grade, it keeps no endpoint only the
+	// Registry declares.
+	ListingFinding string
 }
+
+// cardsOnly says the filter keeps only records of listed cards: a grade
+// and a listing's codes are theirs alone.
+func (q FeedFilter) cardsOnly() bool { return q.Grade != "" || q.ListingFinding != "" }
 
 // conds is the filter as SQL conditions over feed_servers f and
 // server_categories sc (feedFrom).
@@ -198,6 +207,13 @@ func (q FeedFilter) conds() ([]string, []any) {
 	case q.Outcome != "":
 		conds = append(conds, "f.probe_outcome = ?")
 		args = append(args, q.Outcome)
+	}
+	if q.ListingFinding != "" {
+		like := codeLike(q.ListingFinding)
+		conds = append(conds, `((f.kind = 0 AND EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = f.key AND l.active = 1
+			AND `+codedListing("l")+`)) OR (f.kind = 1 AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = f.key
+			AND l.remote_norm = '' AND l.active = 1 AND `+codedListing("l")+`)))`)
+		args = append(args, like, like)
 	}
 	return conds, args
 }
@@ -786,7 +802,7 @@ func appendRows[T any](ctx context.Context, db rowsQuerier, dst []T, scan func(*
 func (q FeedQuery) whole() bool {
 	f := q.FeedFilter
 	return q.Since == "" && q.Search == "" && f.Grade == "" && f.Category == "" && !f.NoCategory && f.Outcome == "" &&
-		!f.NotProbed && f.Source != FeedSourceRegistry
+		!f.NotProbed && f.Source != FeedSourceRegistry && f.ListingFinding == ""
 }
 
 // attachListings reads the listing chain of a page of records: two
@@ -1167,7 +1183,7 @@ func (db *DB) entryCandidates(ctx context.Context, tx *readTx, q EntryQuery) ([]
 // sooner.
 type entryProposer func(ctx context.Context, tx *readTx, f FeedFilter, most int) (keys []string, ok bool, err error)
 
-var entryProposers = []entryProposer{categoryCardKeys, outcomeCardKeys, registryCardKeys}
+var entryProposers = []entryProposer{categoryCardKeys, outcomeCardKeys, registryCardKeys, listingFindingCardKeys}
 
 // namedCardKeys counts the subjects of named (a query of one column,
 // whose arguments are args) up to most+1, and when there are no more than
@@ -1245,6 +1261,17 @@ func outcomeCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) ([
 	}
 	return namedCardKeys(ctx, tx, `SELECT DISTINCT p.remote_norm FROM probes p WHERE p.outcome = ?`,
 		"0", "x.remote_norm", most, f.Outcome)
+}
+
+// listingFindingCardKeys proposes the records a listing with the filter's
+// code reaches, read from the coded listings' index (listings_coded).
+func listingFindingCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) ([]string, bool, error) {
+	if f.ListingFinding == "" {
+		return nil, false, nil
+	}
+	return namedCardKeys(ctx, tx, `SELECT DISTINCT CASE WHEN l.remote_norm = '' THEN 1 ELSE 0 END AS kind,
+		CASE WHEN l.remote_norm = '' THEN l.card_key ELSE l.remote_norm END AS subject
+		FROM listings l WHERE l.active = 1 AND `+codedListing("l"), "x.kind", "x.subject", most, codeLike(f.ListingFinding))
 }
 
 // registryCardKeys proposes, for the Registry's servers, the endpoints

@@ -147,8 +147,9 @@ var registryPages = []func(ctx context.Context, tx *sql.Tx, q FeedQuery, after F
 // active Registry entry declares and no listed card does, in key order,
 // filtered as the feed's records are.
 func registryOnlyPage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCursor, size int) ([]FeedServer, error) {
-	if after.Kind > kindEndpoint || q.Grade != "" {
-		// Every endpoint sorts before the cards; none of these has a grade.
+	if after.Kind > kindEndpoint || q.cardsOnly() {
+		// Every endpoint sorts before the cards; none of these has a grade
+		// or a listing.
 		return nil, nil
 	}
 	conds, args := registryEntryConds([]string{"1 = 1"}, nil, q.FeedFilter, q.Since, q.Search, "pm.changed_at > ?")
@@ -186,7 +187,7 @@ func registryOnlyPage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCu
 // only the Registry declared: those that left it after q.Since and that no
 // card record stands for (live, or changed since then).
 func registryGonePage(ctx context.Context, tx *sql.Tx, q FeedQuery, after FeedCursor, size int) ([]FeedServer, error) {
-	if q.Since == "" || after.Kind > kindEndpoint || q.Grade != "" {
+	if q.Since == "" || after.Kind > kindEndpoint || q.cardsOnly() {
 		return nil, nil // as registryOnlyPage's, and no delta: no tombstones
 	}
 	conds := []string{"g.removed_at > ?", "g.url_norm > ?", `NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kind = 0

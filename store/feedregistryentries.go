@@ -83,8 +83,8 @@ const registryOnlyRemote = `NOT EXISTS (SELECT 1 FROM feed_servers f WHERE f.kin
 // each with its endpoints' tombstones (registryGoneEntries). read is how
 // many entries the page read before that, to tell the last page.
 func registryEntriesPage(ctx context.Context, tx *sql.Tx, q registryEntryQuery, after subjectKey, size int) (out []FeedEntry, read int, last subjectKey, err error) {
-	if q.Grade != "" {
-		return nil, 0, last, nil // none of them has a grade
+	if q.cardsOnly() {
+		return nil, 0, last, nil // none of them has a grade or a listing
 	}
 	conds := []string{listedEntry, "(e.source, e.name) > (?, ?)",
 		`EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.source = e.source AND rr.name = e.name AND rr.version = e.version

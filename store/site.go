@@ -74,6 +74,9 @@ type SiteFilter struct {
 	Outcome  string
 	Grade    string
 	NSMethod string
+	// ListingFinding keeps servers a listing of which carries this code
+	// (FeedFilter.ListingFinding).
+	ListingFinding string
 	// After is the last key of the previous page (zero: the first page).
 	After SiteKey
 	// Limit is the page size (default 30, at most 200).
@@ -224,6 +227,12 @@ func siteFilterSQL(f SiteFilter) (string, []any) {
 	default:
 		conds = append(conds, "s.ns_method = ?")
 		args = append(args, f.NSMethod)
+	}
+	if f.ListingFinding != "" {
+		conds = append(conds, `EXISTS (SELECT 1 FROM listings l WHERE l.active = 1 AND `+codedListing("l")+`
+			AND ((s.kind = 'endpoint' AND l.remote_norm = s.subject) OR (s.kind = 'card' AND l.card_key = s.subject
+			AND l.remote_norm = '')))`)
+		args = append(args, codeLike(f.ListingFinding))
 	}
 	switch f.Source {
 	case SourceCard:

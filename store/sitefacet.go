@@ -52,8 +52,8 @@ type facetArm struct {
 // MarkCategoriesComplete, and what was written since), its namespace
 // method's (read whole, so it may find too many; "unknown" from a mark
 // that every named namespace had a row at, MarkNamespacesComplete, and
-// what was written since), and its grade's (while serve's index can
-// answer). The outcome "none" is read from the feed records' partial
+// what was written since), its grade's (while serve's index can answer),
+// and its listing finding's (the listings with codes). The outcome "none" is read from the feed records' partial
 // index of those never probed: an anti-join against the probes beat the
 // walk only when few were, and lost to it when most were (BENCHMARKS.md,
 // session 17); the index costs what its entries do either way.
@@ -145,6 +145,17 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 		out = append(out, &siteFacet{whole: func(ctx context.Context, db *DB, most int) ([]SiteKey, bool, error) {
 			return db.namedServers(ctx, f.NSMethod, most)
 		}})
+	}
+	if f.ListingFinding != "" {
+		// The listings with codes (listings_coded): few, where the walk
+		// read every server.
+		like := codeLike(f.ListingFinding)
+		out = append(out, &siteFacet{
+			cards: []facetArm{{query: `SELECT DISTINCT l.card_key FROM listings l WHERE l.remote_norm = '' AND l.active = 1
+				AND ` + codedListing("l") + ` AND l.card_key > ? ORDER BY l.card_key LIMIT ?`, args: []any{like}}},
+			endpoints: []facetArm{{query: `SELECT DISTINCT l.remote_norm FROM listings l WHERE l.remote_norm <> '' AND l.active = 1
+				AND ` + codedListing("l") + ` AND l.remote_norm > ? ORDER BY l.remote_norm LIMIT ?`, args: []any{like}}},
+		})
 	}
 	if ix := db.search.Load(); ix != nil && ix.Ready() && f.Grade != "" && f.Grade != "none" {
 		out = append(out, ix.gradeFacet(f.Grade))

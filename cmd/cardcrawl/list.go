@@ -256,18 +256,20 @@ func checkPublisherDomain(d string) error {
 
 // filterFlags are --grade and --outcome, shared by the commands that read
 // the feed.
-type filterFlags struct{ grade, outcome, source, category string }
+type filterFlags struct{ grade, outcome, source, category, listingFinding string }
 
 func (f *filterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.grade, "grade", "", "only servers of this `grade` ("+feed.Grades()+")")
 	fs.StringVar(&f.outcome, "outcome", "", "only servers whose latest probe had this `outcome` (see README, The MCP probe; '"+feed.NotProbed+"' for never probed)")
 	fs.StringVar(&f.category, "category", "", "only servers of this category `ID` (travel, food_delivery, real_estate, health, maps_transport, finance, shopping, media; 'none' for those without)")
+	fs.StringVar(&f.listingFinding, feed.ListingFindingParam, "", "only servers a listing of which carries this finding `code`: what its catalog found of the entry or of its own signature (signature_verified, entry_digest_mismatch, …; the feed's listedBy[].findings)")
 	fs.StringVar(&f.source, "source", store.FeedSourceCard, "which servers: `card` (a listed card declares them), registry (a latest, undeleted Registry entry declares them), all (see README, The feed)")
 }
 
 // filter checks the flags' values: a bad one is a usage error.
 func (f *filterFlags) filter() (store.FeedFilter, error) {
-	filter, err := feed.ParseFilter(feed.FilterParams{Grade: f.grade, Outcome: f.outcome, Source: f.source, Category: f.category})
+	filter, err := feed.ParseFilter(feed.FilterParams{Grade: f.grade, Outcome: f.outcome, Source: f.source, Category: f.category,
+		ListingFinding: f.listingFinding})
 	if err != nil {
 		return filter, usagef("--%v", err)
 	}

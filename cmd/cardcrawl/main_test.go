@@ -302,6 +302,29 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	pages("entries named")
+	// The site's index selects by the same codes.
+	func() {
+		st, err := store.Open(context.Background(), db, store.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		srv := httptest.NewServer(site.Handler(site.Options{Store: st}))
+		defer srv.Close()
+		resp, err := http.Get(srv.URL + "/?listing-finding=entry_digest_mismatch")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		files := site.ServerPath(store.SiteKey{Kind: store.KindEndpoint, Subject: "https://mcp.signed.example/files"})
+		notes := site.ServerPath(store.SiteKey{Kind: store.KindEndpoint, Subject: "https://mcp.signed.example/notes"})
+		if page := string(body); resp.StatusCode != http.StatusOK || !strings.Contains(page, files) ||
+			strings.Contains(page, notes) || !strings.Contains(page, `name="listing-finding"`) {
+			t.Errorf("/?listing-finding=entry_digest_mismatch: %d, lists files %v, notes %v", resp.StatusCode,
+				strings.Contains(page, files), strings.Contains(page, notes))
+		}
+	}()
 	conn, err := sql.Open("sqlite", "file:"+db)
 	if err != nil {
 		t.Fatal(err)
@@ -361,6 +384,47 @@ func TestDemo(t *testing.T) {
 		if got := cells[endpoint]; rows[0][len(rows[0])-1] != "listing_findings" || got != want {
 			t.Errorf("csv %s of %s: %q, want %q", rows[0][len(rows[0])-1], endpoint, got, want)
 		}
+	}
+
+	// --listing-finding keeps the servers a listing of which carries the
+	// code, in servers and export alike; a code of the wrong form is a
+	// usage error.
+	for code, want := range map[string][]string{
+		"signature_verified":    {"https://mcp.signed.example/files", "https://mcp.signed.example/notes"},
+		"entry_digest_mismatch": {"https://mcp.signed.example/files"},
+		"signature_invalid":     nil,
+	} {
+		for _, args := range [][]string{{"servers", "--json"}, {"export", "--format", "jsonl"}} {
+			exit, stdout, stderr := run(t, "", append(args, "--db", db, "--listing-finding", code)...)
+			if exit != exitOK {
+				t.Fatalf("%s --listing-finding %s: exit %d: %s", args[0], code, exit, stderr)
+			}
+			var got []string
+			if args[0] == "servers" {
+				var recs []struct{ EndpointNormalized string }
+				if err := json.Unmarshal([]byte(stdout), &recs); err != nil {
+					t.Fatalf("servers --json: %v\n%s", err, stdout)
+				}
+				for _, r := range recs {
+					got = append(got, r.EndpointNormalized)
+				}
+			} else {
+				for line := range strings.Lines(stdout) {
+					var r struct{ EndpointNormalized string }
+					if err := json.Unmarshal([]byte(line), &r); err != nil {
+						t.Fatalf("export line %q: %v", line, err)
+					}
+					got = append(got, r.EndpointNormalized)
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s --listing-finding %s (-want +got):\n%s", args[0], code, diff)
+			}
+		}
+	}
+	if exit, _, stderr := run(t, "", "servers", "--db", db, "--listing-finding", "Signature"); exit != exitUsage ||
+		strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--listing-finding must be a finding code") {
+		t.Errorf("servers --listing-finding Signature: exit %d, stderr %q; want a usage error", exit, stderr)
 	}
 }
 

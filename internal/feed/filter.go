@@ -7,6 +7,7 @@ import (
 
 	"github.com/cardcrawl/cardcrawl/internal/category"
 	"github.com/cardcrawl/cardcrawl/internal/failure"
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -22,7 +23,13 @@ type FilterParams struct {
 	Source string
 	// Category is a category id, or "none" for the servers without one.
 	Category string
+	// ListingFinding is a finding code a listing of the server carries.
+	ListingFinding string
 }
+
+// ListingFindingParam is the listing-finding filter's name: the CLI's
+// flag (with "--") and serve's query parameter.
+const ListingFindingParam = "listing-finding"
 
 // ParseFilter checks the filters and makes them a store filter. The error
 // names the parameter and the values it takes, so a caller can show it as
@@ -69,6 +76,10 @@ func ParseFilter(p FilterParams) (store.FeedFilter, error) {
 		}
 		f.Outcome = outcome
 	}
+	if err := finding.CheckCode(ListingFindingParam, p.ListingFinding); err != nil {
+		return f, err
+	}
+	f.ListingFinding = p.ListingFinding
 	return f, nil
 }
 

@@ -61,7 +61,7 @@ func (s *server) parseFilter(q url.Values) (store.FeedFilter, error) {
 		source = s.opts.Source
 	}
 	return ParseFilter(FilterParams{Grade: q.Get("grade"), Outcome: q.Get("outcome"), Source: source,
-		Category: q.Get("category")})
+		Category: q.Get("category"), ListingFinding: q.Get(ListingFindingParam)})
 }
 
 // shapeVersion is part of every ETag: a cardcrawl that writes different

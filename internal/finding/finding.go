@@ -3,6 +3,8 @@
 // CLI can record and print findings from any source the same way.
 package finding
 
+import "fmt"
+
 // Severity says how much a finding matters to a consumer of the document.
 type Severity string
 
@@ -61,4 +63,32 @@ const CodeUTF8BOM = "utf8_bom"
 // AddUTF8BOM records a leading byte order mark that was skipped.
 func (l *List) AddUTF8BOM() {
 	l.Add(Warning, CodeUTF8BOM, "", "the document starts with a UTF-8 byte order mark, which JSON forbids; ignored")
+}
+
+// maxCode bounds a code's length; the longest today has 29 bytes.
+const maxCode = 64
+
+// CheckCode returns an error naming param unless s is "" or has a code's
+// form (IsCode): how a filter on codes checks what it is given.
+func CheckCode(param, s string) error {
+	if s != "" && !IsCode(s) {
+		return fmt.Errorf("%s must be a finding code (snake_case, such as signature_verified), not %q", param, s)
+	}
+	return nil
+}
+
+// IsCode reports whether s has a code's form: snake_case (lower-case ASCII
+// letters, digits and underscores, a letter first), at most 64 bytes. A
+// filter on codes checks what it is given with it rather than against a
+// list: newer rules add codes, and stored findings keep retired ones.
+func IsCode(s string) bool {
+	if s == "" || len(s) > maxCode || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cardcrawl/cardcrawl/catalog"
+	"github.com/cardcrawl/cardcrawl/discover"
 	"github.com/cardcrawl/cardcrawl/internal/category"
 	"github.com/cardcrawl/cardcrawl/internal/failure"
 	"github.com/cardcrawl/cardcrawl/internal/finding"
@@ -63,10 +65,18 @@ func filterChoices() map[string][]choice {
 		"outcome":  outcomes,
 		"grade":    {{"conformant", "conformant"}, {"near_conformant", "near conformant"}, {"non_conformant", "non conformant"}, {"none", "no card"}},
 		"ns":       {{"http", "HTTP proof"}, {"dns", "DNS proof"}, {"github", "GitHub account"}, {"none", "not verified"}, {store.NSUnknown, "not checked"}},
+		// What a listing's catalog says of its entry: the codes a directory
+		// asks about; any other code can still be given in the URL.
+		listingFindingParam: {{discover.CodeSignatureVerified, "a signature verified"},
+			{discover.CodeSignatureNotEndorsement, "a signature that endorses no card"},
+			{discover.CodeSignatureInvalid, "an invalid signature"}, {discover.CodeSignatureUnverifiable, "a signature not verifiable"},
+			{discover.CodeDigestMismatch, "a digest the card does not match"},
+			{discover.CodeDigestUnverifiable, "a digest not verifiable"}, {catalog.CodeDigestWeak, "a weak digest"}},
 	}
 }
 
-var filterLabels = map[string]string{"category": "Category", "source": "Found in", "outcome": "Probe", "grade": "Card grade", "ns": "Namespace"}
+var filterLabels = map[string]string{"category": "Category", "source": "Found in", "outcome": "Probe", "grade": "Card grade",
+	"ns": "Namespace", listingFindingParam: "Its catalog shows"}
 
 type indexRow struct {
 	store.SiteRow

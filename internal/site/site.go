@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -130,17 +131,25 @@ func ParseKey(s string) (store.SiteKey, error) {
 func ServerPath(k store.SiteKey) string { return "/servers/" + Key(k) }
 
 // The filter parameters of the index, in the order the form shows them.
-var filterParams = []string{"q", "category", "source", "outcome", "grade", "ns"}
+var filterParams = []string{"q", "category", "source", "outcome", "grade", "ns", listingFindingParam}
+
+// listingFindingParam is the filter on what a listing's catalog found of
+// its entry or its own signature (the CLI's --listing-finding).
+const listingFindingParam = "listing-finding"
 
 // ParseFilter reads the index's query parameters into a store filter: q
 // (search), category, source (card or registry), outcome, grade, ns (the
-// namespace's verification method), after (a server key: the page starts
+// namespace's verification method), listing-finding (a code a listing
+// carries), after (a server key: the page starts
 // after it) and limit. Any handler listing servers can use it.
 func ParseFilter(q url.Values, pageSize int) (store.SiteFilter, error) {
 	f := store.SiteFilter{Q: q.Get("q"), Category: q.Get("category"), Source: q.Get("source"), Outcome: q.Get("outcome"),
-		Grade: q.Get("grade"), NSMethod: q.Get("ns"), Limit: pageSize}
+		Grade: q.Get("grade"), NSMethod: q.Get("ns"), ListingFinding: q.Get(listingFindingParam), Limit: pageSize}
 	if len(f.Q) > 200 {
 		return f, errors.New("q is longer than 200 bytes")
+	}
+	if err := finding.CheckCode(listingFindingParam, f.ListingFinding); err != nil {
+		return f, err
 	}
 	if f.Source != "" && f.Source != store.SourceCard && f.Source != store.SourceRegistry {
 		return f, fmt.Errorf("source must be card or registry, not %q", f.Source)
