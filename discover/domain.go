@@ -486,12 +486,20 @@ func (d *domainCrawl) listingCodes(first int, key string, findings finding.List)
 		if l.CatalogURL != key {
 			continue
 		}
-		var codes []string
-		for _, f := range catalog.EntryFindings(findings, l.Entry) {
-			codes = append(codes, f.Code)
-		}
-		l.Codes = store.CodesText(codes)
+		l.Codes = ListingCodes(findings, l.Entry)
 	}
+}
+
+// ListingCodes are the codes a listing of a catalog's entry at index
+// carries, given the catalog's findings: those catalog.EntryFindings
+// picks, as the store keeps them (store.CodesText). The crawl and the
+// re-judging of a stored catalog (internal/revalidate) both use it.
+func ListingCodes(findings finding.List, index int) string {
+	var codes []string
+	for _, f := range catalog.EntryFindings(findings, index) {
+		codes = append(codes, f.Code)
+	}
+	return store.CodesText(codes)
 }
 
 // mediaTypeServerJSON was briefly the card's type and is proposed for

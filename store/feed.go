@@ -181,26 +181,14 @@ func feedAfterDomain(tx *txw, now string, r DomainResult, beforeList, afterList 
 		touched[k] = !slices.EqualFunc(ls, before[k], sameShown)
 	}
 	for _, c := range r.Cards {
-		rows, err := tx.query(`SELECT DISTINCT remote_norm FROM listings WHERE card_key = ? AND active = TRUE`, c.Key)
+		ks, err := cardRecords(tx, c.Key)
 		if err != nil {
-			return fmt.Errorf("records of card %s: %w", c.Key, err)
+			return err
 		}
-		for rows.Next() {
-			var norm string
-			if err := rows.Scan(&norm); err != nil {
-				rows.Close()
-				return fmt.Errorf("records of card %s: %w", c.Key, err)
-			}
-			k := feedKey{kindEndpoint, norm}
-			if norm == "" {
-				k = feedKey{kindCard, c.Key}
-			}
+		for _, k := range ks {
 			if _, ok := touched[k]; !ok {
 				touched[k] = false
 			}
-		}
-		if err := rows.Close(); err != nil {
-			return err
 		}
 	}
 	f := newFeedTx(tx, now)
@@ -208,12 +196,40 @@ func feedAfterDomain(tx *txw, now string, r DomainResult, beforeList, afterList 
 		inline := !CardByURL(c.SourceURL, c.Inline)
 		f.parts[cardPartsKey(c.Key, c.SHA256, inline)] = decodeCardParts(string(c.JSON), inline)
 	}
-	keys := make([]feedKey, 0, len(touched))
-	for k := range touched {
+	return f.refreshAll(touched, reason)
+}
+
+// cardRecords are the records a card's active listings reach: those it may
+// describe (other domains may list it too).
+func cardRecords(tx *txw, card string) ([]feedKey, error) {
+	rows, err := tx.query(`SELECT DISTINCT remote_norm FROM listings WHERE card_key = ? AND active = TRUE`, card)
+	if err != nil {
+		return nil, fmt.Errorf("records of card %s: %w", card, err)
+	}
+	defer rows.Close()
+	var out []feedKey
+	for rows.Next() {
+		var norm string
+		if err := rows.Scan(&norm); err != nil {
+			return nil, fmt.Errorf("records of card %s: %w", card, err)
+		}
+		k := feedKey{kindEndpoint, norm}
+		if norm == "" {
+			k = feedKey{kindCard, card}
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// refreshAll refreshes records in a fixed order, which keeps concurrent
+// writers from locking rows in opposite orders (PostgreSQL); listingChanged
+// says whose listing chain changed.
+func (f *feedTx) refreshAll(listingChanged map[feedKey]bool, reason string) error {
+	keys := make([]feedKey, 0, len(listingChanged))
+	for k := range listingChanged {
 		keys = append(keys, k)
 	}
-	// A fixed order keeps concurrent writers from locking rows in
-	// opposite orders (PostgreSQL).
 	slices.SortFunc(keys, func(a, b feedKey) int {
 		if a.kind != b.kind {
 			return a.kind - b.kind
@@ -221,7 +237,7 @@ func feedAfterDomain(tx *txw, now string, r DomainResult, beforeList, afterList 
 		return cmpString(a.key, b.key)
 	})
 	for _, k := range keys {
-		if err := f.refresh(k, touched[k], reason); err != nil {
+		if err := f.refresh(k, listingChanged[k], reason); err != nil {
 			return err
 		}
 	}

@@ -32,6 +32,10 @@ type Judgement struct {
 	Grade    string // cards only
 	Findings finding.List
 	JudgedBy string
+	// EntryCodes, for a catalog, gives the codes (CodesText) that a
+	// listing of the entry at an index carries under Findings; nil leaves
+	// the listings' codes as they are.
+	EntryCodes func(entry int) string
 }
 
 // judgePage is how many documents one EachStale* query reads: bodies may be
@@ -68,24 +72,102 @@ func (db *DB) eachStale(ctx context.Context, query, version string, fn func(Judg
 	}, func(j Judged) string { return j.Key }, fn)
 }
 
-// SaveCardJudgement records a card's new grade and findings.
+// SaveCardJudgement records a card's new grade and findings, and brings
+// the feed's records the card may describe up to date with them, in one
+// transaction: a record shows its card's grade and findings, and it is
+// the best-graded card that describes an endpoint.
 func (db *DB) SaveCardJudgement(ctx context.Context, j Judgement) error {
 	return db.saveJudgement(ctx, `UPDATE cards SET grade = ?, findings = ?, judged_by = ? WHERE key = ? AND sha256 = ?`,
-		j, j.Grade)
+		j, func(tx *txw, f *feedTx) error {
+			ks, err := cardRecords(tx, j.Key)
+			if err != nil {
+				return err
+			}
+			touched := map[feedKey]bool{}
+			for _, k := range ks {
+				touched[k] = false
+			}
+			return f.refreshAll(touched, RemovedNotListed)
+		}, j.Grade)
 }
 
-// SaveCatalogJudgement records a catalog's new findings.
+// SaveCatalogJudgement records a catalog's new findings and, with
+// j.EntryCodes, the codes of the active listings it made that name their
+// entry (those stored before listings named one keep theirs), and brings
+// the records of those whose codes changed up to date, in one transaction.
 func (db *DB) SaveCatalogJudgement(ctx context.Context, j Judgement) error {
-	return db.saveJudgement(ctx, `UPDATE catalogs SET findings = ?, judged_by = ? WHERE url = ? AND sha256 = ?`, j)
+	return db.saveJudgement(ctx, `UPDATE catalogs SET findings = ?, judged_by = ? WHERE url = ? AND sha256 = ?`, j,
+		func(tx *txw, f *feedTx) error {
+			if j.EntryCodes == nil {
+				return nil
+			}
+			type listing struct {
+				ListingRecord
+				domain string
+			}
+			var changed []listing
+			err := func() error {
+				rows, err := tx.query(`SELECT domain, identifier, card_key, remote_norm, entry_index, entry_codes FROM listings
+					WHERE catalog_url = ? AND active = TRUE AND entry_index IS NOT NULL`, j.Key)
+				if err != nil {
+					return err
+				}
+				defer rows.Close()
+				for rows.Next() {
+					l := listing{ListingRecord: ListingRecord{CatalogURL: j.Key}}
+					if err := rows.Scan(&l.domain, &l.Identifier, &l.CardKey, &l.RemoteNorm, &l.Entry, &l.Codes); err != nil {
+						return err
+					}
+					if codes := j.EntryCodes(l.Entry); codes != l.Codes {
+						l.Codes = codes
+						changed = append(changed, l)
+					}
+				}
+				return rows.Err()
+			}()
+			if err != nil {
+				return fmt.Errorf("listings of %s: %w", j.Key, err)
+			}
+			touched := map[feedKey]bool{}
+			for _, l := range changed {
+				if _, err := tx.exec(`UPDATE listings SET entry_codes = ? WHERE domain = ? AND catalog_url = ?
+					AND identifier = ? AND card_key = ? AND remote_norm = ?`,
+					l.Codes, l.domain, l.CatalogURL, l.Identifier, l.CardKey, l.RemoteNorm); err != nil {
+					return fmt.Errorf("listing codes of %s: %w", j.Key, err)
+				}
+				k := feedKey{kindEndpoint, l.RemoteNorm}
+				if l.RemoteNorm == "" {
+					k = feedKey{kindCard, l.CardKey}
+				}
+				touched[k] = true
+			}
+			return f.refreshAll(touched, RemovedNotListed)
+		})
 }
 
-func (db *DB) saveJudgement(ctx context.Context, query string, j Judgement, lead ...any) error {
+// saveJudgement runs query (its arguments: lead, then the findings,
+// version, key and hash) and, when it changed a row, then, in the same
+// transaction.
+func (db *DB) saveJudgement(ctx context.Context, query string, j Judgement, then func(*txw, *feedTx) error, lead ...any) error {
 	findings, err := findingsText(j.Findings)
 	if err != nil {
 		return err
 	}
 	args := append(lead, findings, j.JudgedBy, j.Key, j.SHA256)
-	if _, err := db.sql.ExecContext(ctx, query, args...); err != nil {
+	now := db.Now()
+	err = db.retryTx(ctx, func() error {
+		return db.write(func(tx *txw) error {
+			res, err := tx.exec(query, args...)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return err
+			}
+			return then(tx, newFeedTx(tx, now))
+		})
+	})
+	if err != nil {
 		return fmt.Errorf("re-judge %s: %w", j.Key, err)
 	}
 	return nil

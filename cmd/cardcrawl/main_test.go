@@ -426,6 +426,53 @@ func TestDemo(t *testing.T) {
 		strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--listing-finding must be a finding code") {
 		t.Errorf("servers --listing-finding Signature: exit %d, stderr %q; want a usage error", exit, stderr)
 	}
+
+	// crawl --revalidate: a card older rules judged otherwise (as an older
+	// build stored it, its record too) is judged again from its stored
+	// body, and what servers and export show follows.
+	grade := func() string {
+		t.Helper()
+		exit, stdout, stderr := run(t, "", "servers", "--db", db, "--json")
+		if exit != exitOK {
+			t.Fatalf("servers: exit %d: %s", exit, stderr)
+		}
+		var recs []struct{ EndpointNormalized, Grade string }
+		if err := json.Unmarshal([]byte(stdout), &recs); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if r.EndpointNormalized == "https://mcp.signed.example/files" {
+				return r.Grade
+			}
+		}
+		t.Fatal("servers: no https://mcp.signed.example/files")
+		return ""
+	}
+	judged := grade()
+	conn, err = sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`UPDATE cards SET grade = 'old_grade', judged_by = 'servercard/0' WHERE key IN
+			(SELECT card_key FROM feed_servers WHERE key = 'https://mcp.signed.example/files')`,
+		`UPDATE feed_servers SET grade = 'old_grade' WHERE key = 'https://mcp.signed.example/files'`,
+	} {
+		if _, err := conn.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+	if got := grade(); got != "old_grade" {
+		t.Fatalf("the old build's grade: %q", got)
+	}
+	if exit, stdout, stderr := run(t, "", "crawl", "--db", db, "--revalidate"); exit != exitOK ||
+		!strings.Contains(stdout, "re-judged with the current rules: 1 card(s)") {
+		t.Fatalf("crawl --revalidate: exit %d: %s%s", exit, stdout, stderr)
+	}
+	if got := grade(); got != judged {
+		t.Errorf("after crawl --revalidate, servers shows grade %q, want %q", got, judged)
+	}
 }
 
 // TestProbeCommand probes a real go-sdk server and a refused URL the way a

@@ -4,7 +4,9 @@
 // servercard and registry RulesVersion), and the ones judged by another
 // version get new findings (and, for cards, a new grade) from their stored
 // bodies. Findings the crawl itself added (truncations, nesting, fallbacks)
-// are kept; they do not depend on the rules.
+// are kept; they do not depend on the rules. What the feed shows of them
+// follows in the same write: a record's grade and findings, and the codes
+// of the listings a catalog made (discover.ListingCodes).
 package revalidate
 
 import (
@@ -71,8 +73,9 @@ func Crawled(ctx context.Context, st Documents, v *servercard.Validator) (Summar
 		}
 		_, fl, _ := catalog.Parse(j.Body, base, catalog.Options{}) // a parse error is one of the findings
 		s.Catalogs++
-		return st.SaveCatalogJudgement(ctx, store.Judgement{Key: j.Key, SHA256: j.SHA256,
-			Findings: keepCrawl(j.Findings, fl), JudgedBy: catalog.RulesVersion})
+		fl = keepCrawl(j.Findings, fl)
+		return st.SaveCatalogJudgement(ctx, store.Judgement{Key: j.Key, SHA256: j.SHA256, Findings: fl,
+			JudgedBy: catalog.RulesVersion, EntryCodes: func(entry int) string { return discover.ListingCodes(fl, entry) }})
 	})
 	if err != nil {
 		return s, fmt.Errorf("re-judge catalogs: %w", err)

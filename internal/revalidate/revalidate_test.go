@@ -125,3 +125,93 @@ func TestRegistryRevalidatesUnchangedEntries(t *testing.T) {
 		t.Errorf("second pass re-validated %d (%v), want 0", n, err)
 	}
 }
+
+// TestCrawledMovesTheFeed: what the feed shows follows a re-judgement in
+// the same step: the record of a card judged again shows its new grade
+// and findings, and a listing of a catalog judged again carries what the
+// new rules found of its entry (here a weak digest the old rules did not
+// know), each record's updatedAt moving; judging again changes nothing.
+func TestCrawledMovesTheFeed(t *testing.T) {
+	ctx := context.Background()
+	db := openStore(t)
+	const (
+		root     = "https://a.example/.well-known/ai-catalog.json"
+		cardKey  = "https://a.example/card"
+		endpoint = "https://mcp.example/mcp"
+	)
+	cardBody := []byte(`{"name":"com.example/x","version":"1.0.0","description":"d",` +
+		`"remotes":[{"type":"streamable-http","url":"` + endpoint + `"}]}`)
+	catBody := []byte(`{"specVersion":"1.0","entries":[{"identifier":"urn:x:a","type":"application/mcp-server-card+json",` +
+		`"url":"https://a.example/card","digest":"md5:0123456789abcdef0123456789abcdef"}]}`)
+	for _, o := range []store.Fetched{
+		{Observation: store.Observation{Domain: "a.example", Kind: "catalog", URL: root, FetchedAt: time.Now(), Status: 200,
+			SHA256: "sha-cat"}, Body: catBody},
+		{Observation: store.Observation{Domain: "a.example", Kind: "card", URL: cardKey, FetchedAt: time.Now(), Status: 200,
+			SHA256: "sha-card"}, Body: cardBody},
+	} {
+		if err := db.AddObservations(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Enqueue(ctx, []string{"a.example"}, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveDomain(ctx, store.DomainResult{Domain: "a.example", Outcome: store.OutcomeCatalog, Definitive: true,
+		CatalogURL: root,
+		Catalogs:   []store.CatalogRecord{{URL: root, BaseURL: root, SHA256: "sha-cat", Findings: finding.List{}, JudgedBy: "catalog/0"}},
+		Cards: []store.CardRecord{{Key: cardKey, SourceURL: cardKey, SHA256: "sha-card", Name: "com.example/x",
+			Version: "1.0.0", Grade: "non_conformant", Findings: finding.List{{Severity: finding.Error, Code: "retired_rule",
+				Message: "m"}}, JSON: cardBody, JudgedBy: "servercard/0"}},
+		Remotes: []store.RemoteRecord{{URLNorm: endpoint, URL: endpoint, Type: "streamable-http", CardKey: cardKey,
+			JSON: []byte(`{"type":"streamable-http","url":"` + endpoint + `"}`)}},
+		Listings: []store.ListingRecord{{CatalogURL: root, Identifier: "urn:x:a", CardKey: cardKey, RemoteNorm: endpoint}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	type shown struct {
+		Grade, UpdatedAt string
+		Findings         []string
+		Listing          [][]string
+	}
+	read := func() shown {
+		t.Helper()
+		var s shown
+		if err := db.EachFeedServer(ctx, store.FeedQuery{}, func(r *store.FeedServer) error {
+			s = shown{Grade: r.Grade, UpdatedAt: r.UpdatedAt, Findings: r.Findings}
+			for _, l := range r.Listings {
+				s.Listing = append(s.Listing, l.Codes)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := read()
+	if before.Grade != "non_conformant" || before.Listing[0] != nil {
+		t.Fatalf("before: %+v", before)
+	}
+	v, err := servercard.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := revalidate.Crawled(ctx, db, v); err != nil {
+		t.Fatal(err)
+	}
+	judged := v.Check(cardBody)
+	after := read()
+	want := shown{Grade: string(judged.Grade), UpdatedAt: after.UpdatedAt, Findings: codes(judged.Findings),
+		Listing: [][]string{{"entry_digest_weak"}}}
+	if diff := cmp.Diff(want, after); diff != "" {
+		t.Errorf("the record after re-judging (-want +got):\n%s", diff)
+	}
+	if after.UpdatedAt == before.UpdatedAt {
+		t.Errorf("updatedAt stayed %s", after.UpdatedAt)
+	}
+	if _, err := revalidate.Crawled(ctx, db, v); err != nil {
+		t.Fatal(err)
+	}
+	if again := read(); again.UpdatedAt != after.UpdatedAt {
+		t.Errorf("judged again: updatedAt %s -> %s", after.UpdatedAt, again.UpdatedAt)
+	}
+}
