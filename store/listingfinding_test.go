@@ -106,22 +106,10 @@ func testListingFindingFilter(t *testing.T, dsn string) {
 		},
 		"site": func(code string) []string {
 			var keys []string
-			f := store.SiteFilter{ListingFinding: code, Limit: 1}
-			for range 10 {
-				page, err := db.SiteServers(ctx, f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range page.Rows {
-					keys = append(keys, r.Subject)
-				}
-				if page.Next == nil {
-					return keys
-				}
-				f.After = *page.Next
+			for _, k := range walkSite(t, db, store.SiteFilter{ListingFinding: code, Limit: 1}) {
+				keys = append(keys, k.Subject)
 			}
-			t.Fatalf("the site's pages of %q do not end", code)
-			return nil
+			return keys
 		},
 	}
 	for code, want := range map[string][]string{

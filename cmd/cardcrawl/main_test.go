@@ -266,32 +266,19 @@ func TestDemo(t *testing.T) {
 	// for listings stored before they named one.
 	pages := func(when string) {
 		t.Helper()
-		st, err := store.Open(context.Background(), db, store.Options{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		srv := httptest.NewServer(site.Handler(site.Options{Store: st}))
-		defer srv.Close()
 		for endpoint, want := range map[string][2][]string{
 			"https://mcp.signed.example/files": {{"signature_verified", "/entries/1/digest", "entry_digest_mismatch",
 				"signature_not_endorsement"}, {"/entries/0/"}},
 			"https://mcp.signed.example/notes": {{"signature_verified", "/signature", "/entries/0/trustManifests/0/signature"},
 				{"entry_digest_mismatch", "/entries/1/"}},
 		} {
-			resp, err := http.Get(srv.URL + site.ServerPath(store.SiteKey{Kind: store.KindEndpoint, Subject: endpoint}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			page := string(body)
+			status, page := sitePage(t, db, site.ServerPath(store.SiteKey{Kind: store.KindEndpoint, Subject: endpoint}))
 			if i := strings.Index(page, `id="listings"`); i >= 0 {
 				page = page[i:]
 			}
 			for _, s := range want[0] {
-				if resp.StatusCode != http.StatusOK || !strings.Contains(page, s) {
-					t.Errorf("%s: the page of %s: %d, its listing lacks %q", when, endpoint, resp.StatusCode, s)
+				if status != http.StatusOK || !strings.Contains(page, s) {
+					t.Errorf("%s: the page of %s: %d, its listing lacks %q", when, endpoint, status, s)
 				}
 			}
 			for _, s := range want[1] {
@@ -303,28 +290,13 @@ func TestDemo(t *testing.T) {
 	}
 	pages("entries named")
 	// The site's index selects by the same codes.
-	func() {
-		st, err := store.Open(context.Background(), db, store.Options{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		srv := httptest.NewServer(site.Handler(site.Options{Store: st}))
-		defer srv.Close()
-		resp, err := http.Get(srv.URL + "/?listing-finding=entry_digest_mismatch")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		files := site.ServerPath(store.SiteKey{Kind: store.KindEndpoint, Subject: "https://mcp.signed.example/files"})
-		notes := site.ServerPath(store.SiteKey{Kind: store.KindEndpoint, Subject: "https://mcp.signed.example/notes"})
-		if page := string(body); resp.StatusCode != http.StatusOK || !strings.Contains(page, files) ||
-			strings.Contains(page, notes) || !strings.Contains(page, `name="listing-finding"`) {
-			t.Errorf("/?listing-finding=entry_digest_mismatch: %d, lists files %v, notes %v", resp.StatusCode,
-				strings.Contains(page, files), strings.Contains(page, notes))
-		}
-	}()
+	files := site.ServerPath(store.SiteKey{Kind: store.KindEndpoint, Subject: "https://mcp.signed.example/files"})
+	notes := site.ServerPath(store.SiteKey{Kind: store.KindEndpoint, Subject: "https://mcp.signed.example/notes"})
+	if status, page := sitePage(t, db, "/?listing-finding=entry_digest_mismatch"); status != http.StatusOK ||
+		!strings.Contains(page, files) || strings.Contains(page, notes) || !strings.Contains(page, `name="listing-finding"`) {
+		t.Errorf("/?listing-finding=entry_digest_mismatch: %d, lists files %v, notes %v", status,
+			strings.Contains(page, files), strings.Contains(page, notes))
+	}
 	conn, err := sql.Open("sqlite", "file:"+db)
 	if err != nil {
 		t.Fatal(err)
@@ -473,6 +445,29 @@ func TestDemo(t *testing.T) {
 	if got := grade(); got != judged {
 		t.Errorf("after crawl --revalidate, servers shows grade %q, want %q", got, judged)
 	}
+}
+
+// sitePage is the status and body of a page of the site that serve would
+// show for the database at path.
+func sitePage(t *testing.T, path, page string) (int, string) {
+	t.Helper()
+	st, err := store.Open(context.Background(), path, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv := httptest.NewServer(site.Handler(site.Options{Store: st}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
 }
 
 // TestProbeCommand probes a real go-sdk server and a refused URL the way a
