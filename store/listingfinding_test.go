@@ -15,10 +15,11 @@ import (
 // servers an active listing of which carries that code, in every reader
 // that takes filters: the feed's walk (export, servers), the
 // Registry-shaped entries (serve's API) and the site's pages, a page of
-// one at a time. Not a code that merely contains it or that an underscore
+// one at a time, each server once however many of its listings carry the
+// code. Not a code that merely contains it or that an underscore
 // would match as a LIKE wildcard, not a listing that went away while
 // another domain still lists the server without it, not an endpoint only
-// the Registry declares.
+// the Registry declares. The site's summary counts the same servers.
 func TestListingFindingFilter(t *testing.T) { eachDialect(t, testListingFindingFilter) }
 
 func testListingFindingFilter(t *testing.T, dsn string) {
@@ -56,6 +57,7 @@ func testListingFindingFilter(t *testing.T, dsn string) {
 	const (
 		epA, epB, epD, epE = "https://mcp.a.example/mcp", "https://mcp.b.example/mcp", "https://mcp.d.example/mcp", "https://mcp.e.example/mcp"
 		cardC              = "https://cards.example/c.json"
+		epG                = "https://mcp.g.example/mcp"
 		epR                = "https://only.r.example/mcp"
 		reg                = "https://registry.example"
 	)
@@ -66,6 +68,8 @@ func testListingFindingFilter(t *testing.T, dsn string) {
 	save("e.example", server{"e", epE, "signature_verified"})
 	save("f.example", server{"e", epE, ""})
 	save("e.example") // stops listing it
+	save("g.example", server{"g", epG, "signature_verified"})
+	save("h.example", server{"g", epG, "entry_digest_mismatch signature_verified"})
 	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: []store.RegistryEntry{{Source: reg,
 		Name: "example.r/only", Version: "1.0.0", Status: "active", ReportedLatest: true,
 		ServerJSON: `{"name":"example.r/only","version":"1.0.0","description":"r"}`}}}); err != nil {
@@ -113,8 +117,8 @@ func testListingFindingFilter(t *testing.T, dsn string) {
 		},
 	}
 	for code, want := range map[string][]string{
-		"signature_verified":    {epA, cardC},
-		"entry_digest_mismatch": {epA},
+		"signature_verified":    {epA, cardC, epG},
+		"entry_digest_mismatch": {epA, epG},
 		"signaturexverified":    {epB},
 		"entry_digest":          nil,
 		"signature":             nil,
@@ -128,8 +132,18 @@ func testListingFindingFilter(t *testing.T, dsn string) {
 			}
 		}
 	}
+	// The summary counts each server once under each code its active
+	// listings carry.
+	counts, err := db.SiteCounts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]store.SiteCount{{Value: "signature_verified", Count: 3}, {Value: "entry_digest_mismatch", Count: 2},
+		{Value: "signaturexverified", Count: 1}}, counts.ByListingFinding); diff != "" {
+		t.Errorf("servers by listing finding (-want +got):\n%s", diff)
+	}
 	// Without the filter, every reader sees every server, the Registry's too.
-	if got := readers["feed"](""); len(got) != 6 {
-		t.Errorf("feed without a filter: %v, want the 6 servers", got)
+	if got := readers["feed"](""); len(got) != 7 {
+		t.Errorf("feed without a filter: %v, want the 7 servers", got)
 	}
 }

@@ -531,6 +531,10 @@ type SiteCounts struct {
 	ByOutcome  []SiteCount
 	ByCategory []SiteCount
 	ByNSMethod []SiteCount
+	// ByListingFinding counts, for each code an active listing carries,
+	// the servers one of whose listings carries it (ListingRecord.Codes);
+	// servers whose listings carry none are not counted here.
+	ByListingFinding []SiteCount
 }
 
 // siteCountColumns are the columns SiteCounts groups by.
@@ -550,7 +554,8 @@ var siteCountColumns = []struct {
 // category and namespace method in one pass of SQL, grouped by all five
 // at once: the rows never reach memory, only their combinations of
 // values, which the vocabularies bound. A pass per column read every
-// server five times.
+// server five times. The servers by their listings' codes come from the
+// listings that carry some (listingFindingCounts).
 func (db *DB) SiteCounts(ctx context.Context) (SiteCounts, error) {
 	var out SiteCounts
 	var all []string
@@ -592,14 +597,71 @@ func (db *DB) SiteCounts(ctx context.Context) (SiteCounts, error) {
 		for v, n := range tallies[i] {
 			counts = append(counts, SiteCount{Value: v, Count: n})
 		}
-		// Most servers first, then by value, as the page lists them.
-		slices.SortFunc(counts, func(a, b SiteCount) int {
-			if a.Count != b.Count {
-				return b.Count - a.Count
-			}
-			return strings.Compare(a.Value, b.Value)
-		})
-		*col.dst(&out) = counts
+		*col.dst(&out) = mostFirst(counts)
+	}
+	if out.ByListingFinding, err = db.listingFindingCounts(ctx); err != nil {
+		return out, fmt.Errorf("site counts: %w", err)
 	}
 	return out, nil
+}
+
+// listingFindingCounts counts the servers by the codes their listings
+// carry, from the coded listings' index (listings_coded), which holds
+// each server's rows together: a server's codes are gathered from its
+// rows and counted once each, so memory holds one server's codes and a
+// count per code.
+func (db *DB) listingFindingCounts(ctx context.Context) ([]SiteCount, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT l.remote_norm, l.card_key, l.entry_codes FROM listings l
+		WHERE l.entry_codes <> '' AND l.active = 1 ORDER BY l.remote_norm, l.card_key`)
+	if err != nil {
+		return nil, err
+	}
+	tally := map[string]int{}
+	var server string
+	codes := map[string]bool{}
+	flush := func() {
+		for c := range codes {
+			tally[c]++
+		}
+		clear(codes)
+	}
+	err = scanEach(rows, func() error {
+		var norm, card, text string
+		if err := rows.Scan(&norm, &card, &text); err != nil {
+			return err
+		}
+		key := KindEndpoint + " " + norm
+		if norm == "" {
+			key = KindCard + " " + card
+		}
+		if key != server {
+			flush()
+			server = key
+		}
+		for _, c := range listingCodes(text) {
+			codes[c] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	flush()
+	counts := make([]SiteCount, 0, len(tally))
+	for c, n := range tally {
+		counts = append(counts, SiteCount{Value: c, Count: n})
+	}
+	return mostFirst(counts), nil
+}
+
+// mostFirst sorts counts as the summary lists them: most servers first,
+// then by value.
+func mostFirst(counts []SiteCount) []SiteCount {
+	slices.SortFunc(counts, func(a, b SiteCount) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return strings.Compare(a.Value, b.Value)
+	})
+	return counts
 }

@@ -320,10 +320,25 @@ func (s *server) summary(w http.ResponseWriter, r *http.Request) {
 		"Outcomes":   countViews("outcome", counts.ByOutcome, func(v string) string { return or("never probed")(outcomeWordsOrEmpty(v)) }),
 		"Categories": countViews("category", counts.ByCategory, or("none")),
 		"Methods":    countViews("ns", counts.ByNSMethod, or("not checked")),
-		"Breakdown":  breakdown,
-		"Probed":     probed,
-		"CountedAt":  data.at.UTC().Format(time.RFC3339),
+		"Findings": countViews(listingFindingParam, counts.ByListingFinding,
+			choiceWords(filterChoices()[listingFindingParam])),
+		"Breakdown": breakdown,
+		"Probed":    probed,
+		"CountedAt": data.at.UTC().Format(time.RFC3339),
 	})
+}
+
+// choiceWords labels a value with a filter's words for it, when the
+// filter's form offers it, and the value itself.
+func choiceWords(choices []choice) func(string) string {
+	return func(v string) string {
+		for _, c := range choices {
+			if c.Value == v {
+				return c.Label + " (" + v + ")"
+			}
+		}
+		return v
+	}
 }
 
 func outcomeWordsOrEmpty(o string) string {
