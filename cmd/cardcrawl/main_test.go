@@ -268,7 +268,7 @@ func TestDemo(t *testing.T) {
 		t.Helper()
 		for endpoint, want := range map[string][2][]string{
 			"https://mcp.signed.example/files": {{"signature_verified", "/entries/1/digest", "entry_digest_mismatch",
-				"signature_not_endorsement"}, {"/entries/0/"}},
+				"signature_not_endorsement", `href="/?listing-finding=entry_digest_mismatch"`}, {"/entries/0/"}},
 			"https://mcp.signed.example/notes": {{"signature_verified", "/signature", "/entries/0/trustManifests/0/signature"},
 				{"entry_digest_mismatch", "/entries/1/"}},
 		} {
