@@ -107,8 +107,12 @@ func (db *DB) SaveCatalogJudgement(ctx context.Context, j Judgement) error {
 			}
 			var changed []listing
 			err := func() error {
-				rows, err := tx.query(`SELECT domain, identifier, card_key, remote_norm, entry_index, entry_codes FROM listings
-					WHERE catalog_url = ? AND active = TRUE AND entry_index IS NOT NULL`, j.Key)
+				// By the identifiers of the catalog's entries: no index of
+				// the listings leads with their catalog (one would cost every
+				// crawl), and a nested catalog may be listed by many domains.
+				rows, err := tx.query(`SELECT l.domain, l.identifier, l.card_key, l.remote_norm, l.entry_index, l.entry_codes
+					FROM listings l WHERE l.identifier IN (SELECT e.identifier FROM entries e WHERE e.catalog_url = ?)
+					AND l.catalog_url = ? AND l.active = TRUE AND l.entry_index IS NOT NULL`, j.Key, j.Key)
 				if err != nil {
 					return err
 				}

@@ -37,6 +37,8 @@ func testCatalogJudgementListingCodes(t *testing.T, dsn string) {
 		key := "https://a.example/" + name + ".json"
 		r.Cards = append(r.Cards, CardRecord{Key: key, SourceURL: key, SHA256: "h" + name, Grade: "conformant",
 			JSON: []byte(`{}`), JudgedBy: "servercard/test"})
+		r.Entries = append(r.Entries, EntryRecord{CatalogURL: root, Identifier: "urn:x:" + name,
+			Type: "application/mcp-server-card+json", URL: key, Raw: []byte(`{}`)})
 		r.Listings = append(r.Listings, ListingRecord{CatalogURL: root, Identifier: "urn:x:" + name, CardKey: key,
 			Codes: "old", Entry: i})
 	}

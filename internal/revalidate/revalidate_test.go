@@ -164,6 +164,8 @@ func TestCrawledMovesTheFeed(t *testing.T) {
 				Message: "m"}}, JSON: cardBody, JudgedBy: "servercard/0"}},
 		Remotes: []store.RemoteRecord{{URLNorm: endpoint, URL: endpoint, Type: "streamable-http", CardKey: cardKey,
 			JSON: []byte(`{"type":"streamable-http","url":"` + endpoint + `"}`)}},
+		Entries: []store.EntryRecord{{CatalogURL: root, Identifier: "urn:x:a", Type: "application/mcp-server-card+json",
+			URL: cardKey, ResolvedURL: cardKey, Raw: []byte(`{}`)}},
 		Listings: []store.ListingRecord{{CatalogURL: root, Identifier: "urn:x:a", CardKey: cardKey, RemoteNorm: endpoint}},
 	}); err != nil {
 		t.Fatal(err)
