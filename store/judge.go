@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
@@ -78,7 +79,7 @@ func (db *DB) eachStale(ctx context.Context, query, version string, fn func(Judg
 // the best-graded card that describes an endpoint.
 func (db *DB) SaveCardJudgement(ctx context.Context, j Judgement) error {
 	return db.saveJudgement(ctx, `UPDATE cards SET grade = ?, findings = ?, judged_by = ? WHERE key = ? AND sha256 = ?`,
-		j, func(tx *txw, f *feedTx) error {
+		`SELECT COUNT(*) FROM cards WHERE grade = ? AND findings = ? AND key = ? AND sha256 = ?`, j, func(tx *txw, f *feedTx) error {
 			ks, err := cardRecords(tx, j.Key)
 			if err != nil {
 				return err
@@ -96,7 +97,8 @@ func (db *DB) SaveCardJudgement(ctx context.Context, j Judgement) error {
 // entry (those stored before listings named one keep theirs), and brings
 // the records of those whose codes changed up to date, in one transaction.
 func (db *DB) SaveCatalogJudgement(ctx context.Context, j Judgement) error {
-	return db.saveJudgement(ctx, `UPDATE catalogs SET findings = ?, judged_by = ? WHERE url = ? AND sha256 = ?`, j,
+	return db.saveJudgement(ctx, `UPDATE catalogs SET findings = ?, judged_by = ? WHERE url = ? AND sha256 = ?`,
+		`SELECT COUNT(*) FROM catalogs WHERE findings = ? AND url = ? AND sha256 = ?`, j,
 		func(tx *txw, f *feedTx) error {
 			if j.EntryCodes == nil {
 				return nil
@@ -149,23 +151,30 @@ func (db *DB) SaveCatalogJudgement(ctx context.Context, j Judgement) error {
 		})
 }
 
-// saveJudgement runs query (its arguments: lead, then the findings,
-// version, key and hash) and, when it changed a row, then, in the same
-// transaction.
-func (db *DB) saveJudgement(ctx context.Context, query string, j Judgement, then func(*txw, *feedTx) error, lead ...any) error {
+// saveJudgement runs update (its arguments: lead, then the findings,
+// version, key and hash) and, when it changed what the row says (same,
+// given the same arguments but the version, counts the rows that already
+// say it), then, in the same transaction. After a change of rules most
+// documents are judged as before: their records need no refresh.
+func (db *DB) saveJudgement(ctx context.Context, update, same string, j Judgement, then func(*txw, *feedTx) error, lead ...any) error {
 	findings, err := findingsText(j.Findings)
 	if err != nil {
 		return err
 	}
-	args := append(lead, findings, j.JudgedBy, j.Key, j.SHA256)
+	args := append(slices.Clip(lead), findings, j.JudgedBy, j.Key, j.SHA256)
+	sameArgs := append(slices.Clip(lead), findings, j.Key, j.SHA256)
 	now := db.Now()
 	err = db.retryTx(ctx, func() error {
 		return db.write(func(tx *txw) error {
-			res, err := tx.exec(query, args...)
+			var unchanged int
+			if err := tx.queryRow(same, sameArgs...).Scan(&unchanged); err != nil {
+				return err
+			}
+			res, err := tx.exec(update, args...)
 			if err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
+			if n, err := res.RowsAffected(); err != nil || n == 0 || unchanged > 0 {
 				return err
 			}
 			return then(tx, newFeedTx(tx, now))

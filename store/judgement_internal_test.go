@@ -7,13 +7,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/internal/pgtest"
 )
 
 // TestCatalogJudgementListingCodes: a catalog judged again gives the
 // listings it made new codes by their entry; a listing stored before
 // listings named their entry keeps its codes, and a judgement of a
-// document the catalog no longer has (another hash) changes nothing.
+// document the catalog no longer has (another hash) changes nothing, nor
+// one that finds what the stored findings say.
 func TestCatalogJudgementListingCodes(t *testing.T) {
 	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { testCatalogJudgementListingCodes(t, filepath.Join(t.TempDir(), "j.db")) })
@@ -57,18 +59,27 @@ func testCatalogJudgementListingCodes(t *testing.T, dsn string) {
 		return got
 	}
 	byEntry := func(entry int) string { return []string{"new0", "new1", "new2"}[entry] }
-	if err := db.SaveCatalogJudgement(ctx, Judgement{Key: root, SHA256: "other", JudgedBy: "catalog/1",
+	// The codes follow from the findings: the new rules find something.
+	newFindings := finding.List{{Severity: finding.Info, Code: "new", Path: "/signature", Message: "m"}}
+	if err := db.SaveCatalogJudgement(ctx, Judgement{Key: root, SHA256: "other", JudgedBy: "catalog/1", Findings: newFindings,
 		EntryCodes: byEntry}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"old", "old", "old"}, codes()); diff != "" {
 		t.Errorf("after judging another document (-want +got):\n%s", diff)
 	}
-	if err := db.SaveCatalogJudgement(ctx, Judgement{Key: root, SHA256: "c", JudgedBy: "catalog/1",
+	if err := db.SaveCatalogJudgement(ctx, Judgement{Key: root, SHA256: "c", JudgedBy: "catalog/1", Findings: newFindings,
 		EntryCodes: byEntry}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"new0", "new1", "old"}, codes()); diff != "" {
 		t.Errorf("after judging the catalog (-want +got):\n%s", diff)
+	}
+	if err := db.SaveCatalogJudgement(ctx, Judgement{Key: root, SHA256: "c", JudgedBy: "catalog/2", Findings: newFindings,
+		EntryCodes: func(int) string { return "unchanged findings" }}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"new0", "new1", "old"}, codes()); diff != "" {
+		t.Errorf("after judging the same again (-want +got):\n%s", diff)
 	}
 }
