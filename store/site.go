@@ -647,7 +647,7 @@ func (db *DB) listingFindingCounts(ctx context.Context) ([]SiteCount, error) {
 		return nil, err
 	}
 	flush()
-	counts := make([]SiteCount, 0, len(tally))
+	var counts []SiteCount
 	for c, n := range tally {
 		counts = append(counts, SiteCount{Value: c, Count: n})
 	}
