@@ -129,16 +129,22 @@ func activeListings(tx *txw, domain string) ([]ListingRecord, error) {
 	return out, rows.Err()
 }
 
+// recordOf is the record a listing reaches: its endpoint's, or for a card
+// without remotes the card's.
+func recordOf(remoteNorm, cardKey string) feedKey {
+	if remoteNorm == "" {
+		return feedKey{kindCard, cardKey}
+	}
+	return feedKey{kindEndpoint, remoteNorm}
+}
+
 // groupListings groups listings by the record they reach. The order within
 // a group is byte order, done here rather than in SQL, so a comparison
 // does not depend on a database's collation.
 func groupListings(ls []ListingRecord) domainListings {
 	out := domainListings{}
 	for _, l := range ls {
-		k := feedKey{kindEndpoint, l.RemoteNorm}
-		if l.RemoteNorm == "" {
-			k = feedKey{kindCard, l.CardKey}
-		}
+		k := recordOf(l.RemoteNorm, l.CardKey)
 		out[k] = append(out[k], l)
 	}
 	for _, g := range out {
@@ -213,11 +219,7 @@ func cardRecords(tx *txw, card string) ([]feedKey, error) {
 		if err := rows.Scan(&norm); err != nil {
 			return nil, fmt.Errorf("records of card %s: %w", card, err)
 		}
-		k := feedKey{kindEndpoint, norm}
-		if norm == "" {
-			k = feedKey{kindCard, card}
-		}
-		out = append(out, k)
+		out = append(out, recordOf(norm, card))
 	}
 	return out, rows.Err()
 }

@@ -103,52 +103,56 @@ func (db *DB) SaveCatalogJudgement(ctx context.Context, j Judgement) error {
 			if j.EntryCodes == nil {
 				return nil
 			}
-			type listing struct {
-				ListingRecord
-				domain string
-			}
-			var changed []listing
-			err := func() error {
-				// By the identifiers of the catalog's entries: no index of
-				// the listings leads with their catalog (one would cost every
-				// crawl), and a nested catalog may be listed by many domains.
-				rows, err := tx.query(`SELECT l.domain, l.identifier, l.card_key, l.remote_norm, l.entry_index, l.entry_codes
-					FROM listings l WHERE l.identifier IN (SELECT e.identifier FROM entries e WHERE e.catalog_url = ?)
-					AND l.catalog_url = ? AND l.active = TRUE AND l.entry_index IS NOT NULL`, j.Key, j.Key)
-				if err != nil {
-					return err
-				}
-				defer rows.Close()
-				for rows.Next() {
-					l := listing{ListingRecord: ListingRecord{CatalogURL: j.Key}}
-					if err := rows.Scan(&l.domain, &l.Identifier, &l.CardKey, &l.RemoteNorm, &l.Entry, &l.Codes); err != nil {
-						return err
-					}
-					if codes := j.EntryCodes(l.Entry); codes != l.Codes {
-						l.Codes = codes
-						changed = append(changed, l)
-					}
-				}
-				return rows.Err()
-			}()
+			touched, err := recodeListings(tx, j)
 			if err != nil {
-				return fmt.Errorf("listings of %s: %w", j.Key, err)
-			}
-			touched := map[feedKey]bool{}
-			for _, l := range changed {
-				if _, err := tx.exec(`UPDATE listings SET entry_codes = ? WHERE domain = ? AND catalog_url = ?
-					AND identifier = ? AND card_key = ? AND remote_norm = ?`,
-					l.Codes, l.domain, l.CatalogURL, l.Identifier, l.CardKey, l.RemoteNorm); err != nil {
-					return fmt.Errorf("listing codes of %s: %w", j.Key, err)
-				}
-				k := feedKey{kindEndpoint, l.RemoteNorm}
-				if l.RemoteNorm == "" {
-					k = feedKey{kindCard, l.CardKey}
-				}
-				touched[k] = true
+				return fmt.Errorf("listing codes of %s: %w", j.Key, err)
 			}
 			return f.refreshAll(touched, RemovedNotListed)
 		})
+}
+
+// recodeListings gives the active listings catalog j.Key made that name
+// their entry the codes j.EntryCodes says, and returns the records of
+// those whose codes changed. The listings are read by the identifiers of
+// the catalog's entries: no index of the listings leads with their catalog
+// (one would cost every crawl), and a nested catalog may be listed by many
+// domains.
+func recodeListings(tx *txw, j Judgement) (map[feedKey]bool, error) {
+	type listing struct {
+		ListingRecord
+		domain string
+	}
+	var changed []listing
+	rows, err := tx.query(`SELECT l.domain, l.identifier, l.card_key, l.remote_norm, l.entry_index, l.entry_codes
+		FROM listings l WHERE l.identifier IN (SELECT e.identifier FROM entries e WHERE e.catalog_url = ?)
+		AND l.catalog_url = ? AND l.active = TRUE AND l.entry_index IS NOT NULL`, j.Key, j.Key)
+	if err != nil {
+		return nil, err
+	}
+	err = scanEach(rows, func() error {
+		l := listing{ListingRecord: ListingRecord{CatalogURL: j.Key}}
+		if err := rows.Scan(&l.domain, &l.Identifier, &l.CardKey, &l.RemoteNorm, &l.Entry, &l.Codes); err != nil {
+			return err
+		}
+		if codes := j.EntryCodes(l.Entry); codes != l.Codes {
+			l.Codes = codes
+			changed = append(changed, l)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	touched := map[feedKey]bool{}
+	for _, l := range changed {
+		if _, err := tx.exec(`UPDATE listings SET entry_codes = ? WHERE domain = ? AND catalog_url = ?
+			AND identifier = ? AND card_key = ? AND remote_norm = ?`,
+			l.Codes, l.domain, l.CatalogURL, l.Identifier, l.CardKey, l.RemoteNorm); err != nil {
+			return nil, err
+		}
+		touched[recordOf(l.RemoteNorm, l.CardKey)] = true
+	}
+	return touched, nil
 }
 
 // saveJudgement runs update (its arguments: lead, then the findings,

@@ -617,7 +617,7 @@ func (db *DB) listingFindingCounts(ctx context.Context) ([]SiteCount, error) {
 		return nil, err
 	}
 	tally := map[string]int{}
-	var server string
+	var server feedKey
 	codes := map[string]bool{}
 	flush := func() {
 		for c := range codes {
@@ -630,11 +630,7 @@ func (db *DB) listingFindingCounts(ctx context.Context) ([]SiteCount, error) {
 		if err := rows.Scan(&norm, &card, &text); err != nil {
 			return err
 		}
-		key := KindEndpoint + " " + norm
-		if norm == "" {
-			key = KindCard + " " + card
-		}
-		if key != server {
+		if key := recordOf(norm, card); key != server {
 			flush()
 			server = key
 		}
