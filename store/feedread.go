@@ -577,7 +577,9 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 	if !validSource(q.Source) {
 		return fmt.Errorf("read the feed: %w: source %q", ErrBadFilter, q.Source)
 	}
-	return db.readFeed(ctx, func(tx *sql.Tx) error {
+	// A walk of the whole feed reads its records' listings and facts on
+	// a second connection while it reads the next page's records.
+	return db.readFeedSplit(ctx, q.Limit == 0, func(tx, attachTx *sql.Tx) error {
 		rtx := db.reader(tx)
 		cols, from, scan := feedColumnsOf(q.Facts), feedFromOf(q.Facts, q.FeedFilter), feedScanner(q.Facts)
 		where, args := q.where()
@@ -607,7 +609,6 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 				}})
 			}
 		}
-		var facts factScratch
 		n := 0
 		next := func(page []FeedServer) ([]FeedServer, bool, error) {
 			size := cmp.Or(db.feedPage, feedReadPage)
@@ -624,15 +625,20 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 			}
 			page = takeMerged(page[:0], size, streams)
 			n += len(page)
-			if err := attachListings(ctx, rtx, page, q.whole()); err != nil {
-				return page, true, err
-			}
-			if err := facts.attachServerFacts(ctx, rtx, page, q.Facts, q.whole()); err != nil {
-				return page, true, err
-			}
 			return page, len(page) < size, nil
 		}
-		return readAhead(next, func(page []FeedServer) error {
+		var facts factScratch
+		atx := rtx
+		if attachTx != nil {
+			atx = db.reader(attachTx)
+		}
+		attach := func(page []FeedServer) error {
+			if err := attachListings(ctx, atx, page, q.whole()); err != nil {
+				return err
+			}
+			return facts.attachServerFacts(ctx, atx, page, q.Facts, q.whole())
+		}
+		return readAheadOn(attachTx != nil, next, attach, func(page []FeedServer) error {
 			for i := range page {
 				if err := fn(&page[i]); err != nil {
 					return err
@@ -641,79 +647,6 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 			return nil
 		})
 	})
-}
-
-// readAhead hands use the pages next reads, in order, reading each next
-// page in a goroutine of its own while use works on the one before: a walk
-// spends about a fifth of its time in use (building and writing records),
-// which the read of the next page now overlaps on a second core. Two
-// pages take turns, so memory holds two pages; next and use never touch
-// the same one, and next never runs after readAhead returns (the walk's
-// transaction ends then). done from next says the page is the last. A
-// panic in next panics again in readAhead's caller, as it did before next
-// had a goroutine of its own (serve's HTTP server recovers it there; a
-// goroutine's own panic would end the process).
-func readAhead[T any](next func(page []T) ([]T, bool, error), use func([]T) error) error {
-	type read struct {
-		page     []T
-		done     bool
-		err      error
-		panicked any
-	}
-	full := make(chan read, 1)
-	free := make(chan []T, 2)
-	free <- nil
-	free <- nil
-	stop := make(chan struct{})
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		defer func() {
-			if p := recover(); p != nil {
-				select {
-				case full <- read{done: true, panicked: p}:
-				case <-stop:
-				}
-			}
-		}()
-		for {
-			var page []T
-			select {
-			case page = <-free:
-			case <-stop:
-				return
-			}
-			page, done, err := next(page)
-			select {
-			case full <- read{page: page, done: done, err: err}:
-			case <-stop:
-				return
-			}
-			if done || err != nil {
-				return
-			}
-		}
-	}()
-	defer func() {
-		close(stop)
-		<-exited
-	}()
-	for {
-		r := <-full
-		if r.panicked != nil {
-			panic(r.panicked)
-		}
-		if r.err != nil {
-			return r.err
-		}
-		if err := use(r.page); err != nil {
-			return err
-		}
-		if r.done {
-			return nil
-		}
-		free <- r.page
-	}
 }
 
 // feedStream is one of a walk's streams of records in feed order, read a
@@ -950,15 +883,19 @@ func (e *FeedEntry) Removed() bool {
 // FactRepeats, each card's entry says whether an earlier one has its
 // publisher identifier and version (FeedEntry.Repeats).
 func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, fn func(*FeedEntry) error) error {
-	return db.eachFeedEntry(ctx, filter, want, feedReadPage, fn)
+	return db.eachFeedEntry(ctx, filter, want, cmp.Or(db.feedPage, feedReadPage), fn)
 }
 
 // eachFeedEntry is EachFeedEntry reading pages of size records.
 func (db *DB) eachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, size int, fn func(*FeedEntry) error) error {
 	want = wantAll(want) | factEntryFirst
 	cols, from, scan := feedColumnsOf(want), feedFromOf(want, filter), feedScanner(want)
-	return db.readFeed(ctx, func(sqlTx *sql.Tx) error {
+	return db.readFeedSplit(ctx, true, func(sqlTx, attachTx *sql.Tx) error {
 		tx := db.reader(sqlTx)
+		atx := tx
+		if attachTx != nil {
+			atx = db.reader(attachTx)
+		}
 		var cur *FeedEntry
 		type key struct {
 			first string
@@ -970,7 +907,7 @@ func (db *DB) eachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 		var after key
 		// Each page is new (an entry keeps its records), so the pages
 		// readAhead hands back are not reused.
-		err := readAhead(func([]FeedServer) ([]FeedServer, bool, error) {
+		err := readAheadOn(attachTx != nil, func([]FeedServer) ([]FeedServer, bool, error) {
 			where, args := filter.and(`f.removed_at IS NULL AND (f.entry_first, f.kind, f.key) > (?, ?, ?)`,
 				[]any{after.first, after.kind, after.key})
 			page, err := appendRows(ctx, tx, nil, scan, `SELECT `+cols+` FROM `+from+`
@@ -982,22 +919,22 @@ func (db *DB) eachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 				s := page[len(page)-1]
 				after = key{s.entryFirst, s.kind, s.key()}
 			}
-			if err := attachListings(ctx, tx, page, false); err != nil {
-				return nil, true, err
-			}
-			if want&FactRepeats != 0 {
-				starts = starts[:0]
-				for i := range page {
-					if page[i].CardKey != last.card || page[i].entryFirst != last.first {
-						starts = append(starts, i)
-					}
-					last.card, last.first = page[i].CardKey, page[i].entryFirst
-				}
-				if err := markRepeats(ctx, tx, page, starts, filter); err != nil {
-					return nil, true, err
-				}
-			}
 			return page, len(page) < size, nil
+		}, func(page []FeedServer) error {
+			if err := attachListings(ctx, atx, page, false); err != nil {
+				return err
+			}
+			if want&FactRepeats == 0 {
+				return nil
+			}
+			starts = starts[:0]
+			for i := range page {
+				if page[i].CardKey != last.card || page[i].entryFirst != last.first {
+					starts = append(starts, i)
+				}
+				last.card, last.first = page[i].CardKey, page[i].entryFirst
+			}
+			return markRepeats(ctx, atx, page, starts, filter)
 		}, func(page []FeedServer) error {
 			for _, s := range page {
 				if cur != nil && cur.CardKey == s.CardKey && cur.Records[0].entryFirst == s.entryFirst {

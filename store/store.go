@@ -62,6 +62,12 @@ type DB struct {
 	// feedPage, when not 0, is how many records a walk of the feed reads
 	// at a time (feedReadPage); tests make it small.
 	feedPage int
+	// split is the one slot of a split read (readFeedSplit); nil when the
+	// handle has a single connection.
+	split chan struct{}
+	// betweenBegins, when not nil, runs between a split read's two
+	// begins (tests write there).
+	betweenBegins func()
 }
 
 // Options configure Open.
@@ -77,8 +83,9 @@ type Options struct {
 	// MaxConns bounds the connections to PostgreSQL (default 16); SQLite
 	// always uses one.
 	MaxConns int
-	// ReadConns is how many connections a ReadOnly open may read on at
-	// once (default 1): a server answering requests side by side.
+	// ReadConns is how many connections a ReadOnly open of a SQLite file
+	// may read on at once (default and least 2: a whole walk of the feed
+	// reads on two); a server answering requests side by side wants more.
 	ReadConns int
 }
 
@@ -125,6 +132,9 @@ func openPostgresDB(ctx context.Context, dsn string, opts Options) (*DB, error) 
 	}
 	name := redactDSN(dsn)
 	db := &DB{sql: sdb, dialect: postgresDialect, name: name, log: opts.Logger, now: opts.Now, readOnly: opts.ReadOnly}
+	if opts.MaxConns >= 2 {
+		db.split = make(chan struct{}, 1)
+	}
 	if err := db.prepare(ctx, name); err != nil {
 		sdb.Close()
 		return nil, err
@@ -158,13 +168,18 @@ func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 	// the busy-retry logic out of the hot path. Readers share it, which is fine
 	// at the scale of a crawl.
 	sdb.SetMaxOpenConns(1)
-	if opts.ReadOnly && opts.ReadConns > 1 {
+	var split chan struct{}
+	if opts.ReadOnly {
 		// Readers of a WAL database do not wait for each other or for the
-		// writer; each connection reads its own snapshot.
-		sdb.SetMaxOpenConns(opts.ReadConns)
-		sdb.SetMaxIdleConns(opts.ReadConns)
+		// writer; each connection reads its own snapshot. Two at least: a
+		// whole walk of the feed reads on two (readFeedSplit).
+		conns := max(opts.ReadConns, 2)
+		sdb.SetMaxOpenConns(conns)
+		sdb.SetMaxIdleConns(conns)
+		split = make(chan struct{}, 1)
 	}
-	db := &DB{sql: sdb, dialect: sqliteDialect, name: path, log: opts.Logger, now: opts.Now, readOnly: opts.ReadOnly}
+	db := &DB{sql: sdb, dialect: sqliteDialect, name: path, log: opts.Logger, now: opts.Now, readOnly: opts.ReadOnly,
+		split: split}
 	if err := db.prepare(ctx, path); err != nil {
 		sdb.Close()
 		return nil, err

@@ -1,0 +1,73 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/cardcrawl/cardcrawl/internal/feed/feedtest"
+	"github.com/cardcrawl/cardcrawl/store"
+)
+
+// TestSplitWalkReadsWhatOneReads: a whole walk that reads its records on
+// one connection and their listings and facts on another (a read-only
+// handle, or PostgreSQL's pool) hands over the records and entries a walk
+// on one connection does, page after page.
+func TestSplitWalkReadsWhatOneReads(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		// One connection: a SQLite file opened for writing has one, and
+		// PostgreSQL is held to one.
+		one, err := store.Open(ctx, dsn, store.Options{MaxConns: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer one.Close()
+		if err := feedtest.Fill(ctx, one, feedtest.Options{Domains: 30, RunID: 1}); err != nil {
+			t.Fatal(err)
+		}
+		two, err := store.Open(ctx, dsn, store.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer two.Close()
+		ignore := cmpopts.IgnoreUnexported(store.FeedServer{})
+		for _, db := range []*store.DB{one, two} {
+			db.SetFeedPage(4)
+		}
+		records := func(db *store.DB) []store.FeedServer {
+			t.Helper()
+			var out []store.FeedServer
+			if err := db.EachFeedServer(ctx, store.FeedQuery{}, func(s *store.FeedServer) error {
+				out = append(out, *s)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		want := records(one)
+		if len(want) < 40 {
+			t.Fatalf("the fill made %d records; the walk should cross pages", len(want))
+		}
+		if diff := cmp.Diff(want, records(two), ignore); diff != "" {
+			t.Errorf("records (-one connection +two):\n%s", diff)
+		}
+		entries := func(db *store.DB) []store.FeedEntry {
+			t.Helper()
+			var out []store.FeedEntry
+			if err := db.EachFeedEntry(ctx, store.FeedFilter{}, store.FactRepeats, func(e *store.FeedEntry) error {
+				out = append(out, *e)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		if diff := cmp.Diff(entries(one), entries(two), ignore); diff != "" {
+			t.Errorf("entries (-one connection +two):\n%s", diff)
+		}
+	})
+}
