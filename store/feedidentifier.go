@@ -103,7 +103,7 @@ func markRepeats(ctx context.Context, tx *readTx, page []FeedServer, starts []in
 		in, args := inList(ks)
 		where, args := filter.and(`f.removed_at IS NULL AND f.kind = ? AND f.key IN (`+in+`)`, append([]any{kind}, args...))
 		rows, err := tx.QueryContext(ctx, `SELECT f.key, f.card_key, f.version, f.entry_first FROM `+
-			feedFromOf(FactsBase, filter)+` WHERE `+where, args...)
+			feedFromOf(filter)+` WHERE `+where, args...)
 		if err != nil {
 			return fmt.Errorf("identifiers of the feed: %w", err)
 		}
@@ -147,7 +147,7 @@ func markRepeats(ctx context.Context, tx *readTx, page []FeedServer, starts []in
 func startsEntryAs(ctx context.Context, tx *readTx, at FeedCursor, card, id string, filter FeedFilter) (bool, error) {
 	where, args := filter.and(`f.card_key = ? AND f.removed_at IS NULL`, []any{card})
 	var first FeedCursor
-	err := tx.queryRow(ctx, `SELECT f.kind, f.key FROM `+feedFromOf(FactsBase, filter)+` WHERE `+where+`
+	err := tx.queryRow(ctx, `SELECT f.kind, f.key FROM `+feedFromOf(filter)+` WHERE `+where+`
 		ORDER BY f.kind, f.key LIMIT 1`, args...).Scan(&first.Kind, &first.Key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil

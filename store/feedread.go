@@ -86,6 +86,10 @@ type FeedServer struct {
 	repeats bool
 	// paired: its card is paired with a Registry entry (FactReconcile).
 	paired bool
+	// stored: the record is a row of the read model (feedScanner), whose
+	// category is server_categories' row of its kind and key; one only
+	// the Registry declares has its entry's (attachCategories).
+	stored bool
 }
 
 // Removed reports whether the record is a tombstone.
@@ -312,15 +316,19 @@ var feedCols = []feedCol{
 	{FactChange, "f.removed_at", func(x *feedScan) any { return &x.removed }},
 	{FactChange, "f.removed_reason", func(x *feedScan) any { return &x.s.RemovedReason }},
 	{factEntryFirst, "f.entry_first", func(x *feedScan) any { return &x.s.entryFirst }},
-	{FactCategory, "COALESCE(sc.category, '')", func(x *feedScan) any { return &x.s.Category }},
-	{FactCategory, "COALESCE(sc.source, '')", func(x *feedScan) any { return &x.s.CategorySource }},
 	{FactCardParts, "f.remote", func(x *feedScan) any { return &x.s.Remote }},
 	{FactCardParts, "f.icons", func(x *feedScan) any { return &x.s.Icons }},
 	{FactCatalogCard, "f.catalog_card", func(x *feedScan) any { return &x.s.CatalogCard }},
 	// Few cards pair with a Registry entry: a lookup in the row's own
-	// query tells which, and only theirs are read (attachServerFacts).
+	// query tells which, and only theirs are read (attachServerFacts); a
+	// query per page for the pairs among all the page's cards cost half
+	// again as much.
 	{FactReconcile, "EXISTS (SELECT 1 FROM reconcile_results r WHERE r.card_key = f.card_key AND r.kind = 'pair')",
 		func(x *feedScan) any { return &x.s.paired }},
+	// A record's category is no column of its row: a walk reads the
+	// categories of a page's records by their range (attachCategories), on
+	// its second connection, where the join cost the record query a lookup
+	// per record (a fifth of its CPU at 100,000 servers).
 }
 
 // feedColumns are every column of a record (feedColumnsOf).
@@ -402,10 +410,11 @@ const feedFrom = `feed_servers f LEFT JOIN server_categories sc
 	ON sc.kind = CASE WHEN f.kind = 0 THEN '` + KindEndpoint + `' ELSE '` + KindCard + `' END
 	AND sc.registry = '' AND sc.subject = f.key`
 
-// feedFromOf is feedFrom, without the category when a read neither
-// selects nor filters by it: the join is a lookup per record.
-func feedFromOf(want Facts, f FeedFilter) string {
-	if wantAll(want)&FactCategory == 0 && f.Category == "" && !f.NoCategory {
+// feedFromOf is feedFrom when a read filters by category, and the read
+// model alone otherwise: the join is a lookup per record, and the records
+// read have their categories a page at a time (attachCategories).
+func feedFromOf(f FeedFilter) string {
+	if f.Category == "" && !f.NoCategory {
 		return "feed_servers f"
 	}
 	return feedFrom
@@ -440,6 +449,7 @@ func feedScanner(want Facts) func(*sql.Rows, *FeedServer) error {
 			return err
 		}
 		*s = x.s
+		s.stored = true
 		if s.kind == kindEndpoint {
 			s.EndpointNorm = x.key
 		}
@@ -581,7 +591,7 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 	// a second connection while it reads the next page's records.
 	return db.readFeedSplit(ctx, q.Limit == 0, func(tx, attachTx *sql.Tx) error {
 		rtx := db.reader(tx)
-		cols, from, scan := feedColumnsOf(q.Facts), feedFromOf(q.Facts, q.FeedFilter), feedScanner(q.Facts)
+		cols, from, scan := feedColumnsOf(q.Facts), feedFromOf(q.FeedFilter), feedScanner(q.Facts)
 		where, args := q.where()
 		query := `SELECT ` + cols + ` FROM ` + from + `
 				WHERE (f.kind, f.key) > (?, ?) AND ` + where + ` ORDER BY f.kind, f.key LIMIT ?`
@@ -889,7 +899,7 @@ func (db *DB) EachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 // eachFeedEntry is EachFeedEntry reading pages of size records.
 func (db *DB) eachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, size int, fn func(*FeedEntry) error) error {
 	want = wantAll(want) | factEntryFirst
-	cols, from, scan := feedColumnsOf(want), feedFromOf(want, filter), feedScanner(want)
+	cols, from, scan := feedColumnsOf(want), feedFromOf(filter), feedScanner(want)
 	return db.readFeedSplit(ctx, true, func(sqlTx, attachTx *sql.Tx) error {
 		tx := db.reader(sqlTx)
 		atx := tx
@@ -905,6 +915,7 @@ func (db *DB) eachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 		var last struct{ card, first string } // the record before the page
 		var starts []int
 		var after key
+		var cats categoryScratch
 		// Each page is new (an entry keeps its records), so the pages
 		// readAhead hands back are not reused.
 		err := readAheadOn(attachTx != nil, func([]FeedServer) ([]FeedServer, bool, error) {
@@ -923,6 +934,12 @@ func (db *DB) eachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 		}, func(page []FeedServer) error {
 			if err := attachListings(ctx, atx, page, false); err != nil {
 				return err
+			}
+			// In entry order a page's keys are no range.
+			if want&FactCategory != 0 {
+				if err := cats.attachCategories(ctx, atx, page, false); err != nil {
+					return err
+				}
 			}
 			if want&FactRepeats == 0 {
 				return nil
@@ -1238,12 +1255,16 @@ func readEntries(ctx context.Context, tx *readTx, keys []string, tombstones bool
 	}
 	list, args := inList(keys)
 	where, args := filter.and(`f.card_key IN (`+list+`)`, args)
-	recs, err := appendRows(ctx, tx, nil, feedScanner(allFacts), `SELECT `+feedColumns+` FROM `+feedFrom+`
+	recs, err := appendRows(ctx, tx, nil, feedScanner(allFacts), `SELECT `+feedColumns+` FROM `+feedFromOf(filter)+`
 		WHERE `+where+` ORDER BY f.card_key, f.kind, f.key`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read the feed: %w", err)
 	}
 	if err := attachListings(ctx, tx, recs, false); err != nil {
+		return nil, err
+	}
+	var cats categoryScratch
+	if err := cats.attachCategories(ctx, tx, recs, false); err != nil {
 		return nil, err
 	}
 	by := map[string]*FeedEntry{}

@@ -281,14 +281,81 @@ func (x *keyIndex) add(key string, i int) {
 }
 
 // factScratch is what attachServerFacts keeps from one page to the next
-// of a walk: the records by endpoint, card and namespace.
-type factScratch struct{ byNorm, byCard, byNS keyIndex }
+// of a walk: the records by endpoint, card and namespace, and by category
+// subject.
+type factScratch struct {
+	byNorm, byCard, byNS keyIndex
+	categories           categoryScratch
+}
 
-// attachServerFacts reads, for a page of records, the Registry entry
-// declaring each endpoint, the reconciliation of each card that paired,
-// the namespace check of each name and each endpoint's probe history: four
-// queries, whatever the page holds; with span, the endpoints' by their
-// range (queryKeys).
+// The categories of a page's records of the read model, by the kind of
+// the record (%s: the keys' placeholders), packed (packText).
+var (
+	endpointCategoriesQuery = `SELECT ` + packText("subject", "category", "source") + ` FROM server_categories
+		WHERE kind = '` + KindEndpoint + `' AND registry = '' AND subject IN (%s)`
+	cardCategoriesQuery = `SELECT ` + packText("subject", "category", "source") + ` FROM server_categories
+		WHERE kind = '` + KindCard + `' AND registry = '' AND subject IN (%s)`
+)
+
+// categoryScratch is what attachCategories keeps from one page to the
+// next: the records by endpoint and by card (those without remotes).
+type categoryScratch struct{ endpoints, cards keyIndex }
+
+// attachCategories sets the category of each record of the read model in page
+// (FeedServer.stored) from its row in server_categories: none leaves it
+// empty, as a record without a stored category is. A record only the
+// Registry declares keeps the category of its entry, read with it. With
+// span, each kind's keys are read by their range (queryKeys).
+func (c *categoryScratch) attachCategories(ctx context.Context, tx rowsQuerier, page []FeedServer, span bool) error {
+	c.endpoints.reset()
+	c.cards.reset()
+	for i := range page {
+		switch s := &page[i]; {
+		case !s.stored:
+		case s.kind == kindEndpoint:
+			c.endpoints.add(s.EndpointNorm, i)
+		default:
+			c.cards.add(s.CardKey, i)
+		}
+	}
+	var subject, category, source string
+	dests := []*string{&subject, &category, &source}
+	for _, by := range []struct {
+		query string
+		index *keyIndex
+	}{{endpointCategoriesQuery, &c.endpoints}, {cardCategoriesQuery, &c.cards}} {
+		if len(by.index.keys) == 0 {
+			continue
+		}
+		rows, err := queryKeys(ctx, tx, by.query, by.index.keys, span)
+		if err != nil {
+			return fmt.Errorf("categories of the feed: %w", err)
+		}
+		var packed string
+		err = scanEach(rows, func() error {
+			if err := rows.Scan(&packed); err != nil {
+				return err
+			}
+			if err := unpackText(packed, dests); err != nil {
+				return err
+			}
+			for _, i := range by.index.at[subject] {
+				page[i].Category, page[i].CategorySource = category, source
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("categories of the feed: %w", err)
+		}
+	}
+	return nil
+}
+
+// attachServerFacts reads, for a page of records, their categories
+// (attachCategories), the Registry entry declaring each endpoint, the
+// reconciliation of each card that paired, the namespace check of each
+// name and each endpoint's probe history: a few queries, whatever the page
+// holds; with span, the endpoints' by their range (queryKeys).
 func (f *factScratch) attachServerFacts(ctx context.Context, tx rowsQuerier, page []FeedServer, want Facts, span bool) error {
 	if len(page) == 0 {
 		return nil
@@ -308,6 +375,11 @@ func (f *factScratch) attachServerFacts(ctx context.Context, tx rowsQuerier, pag
 		}
 	}
 	norms, cards := f.byNorm.keys, f.byCard.keys
+	if want&FactCategory != 0 {
+		if err := f.categories.attachCategories(ctx, tx, page, span); err != nil {
+			return err
+		}
+	}
 	if len(norms) > 0 && want&FactRegistry != 0 {
 		rows, err := queryKeys(ctx, tx, registryFactsQuery, norms, span)
 		if err != nil {

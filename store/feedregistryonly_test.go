@@ -400,3 +400,57 @@ func testRegistryDeprecatedListed(t *testing.T, dsn string) {
 		t.Errorf("feed after the deletion: %v", got)
 	}
 }
+
+// TestRegistryOnlyCategory: a server only the Registry declares has its
+// entry's category in the feed, not that of a row its endpoint kept from
+// a card that once listed it; a listed one has its own.
+func TestRegistryOnlyCategory(t *testing.T) { eachDialect(t, testRegistryOnlyCategory) }
+
+func testRegistryOnlyCategory(t *testing.T, dsn string) {
+	clock := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	db := open(t, dsn, func() time.Time { return clock })
+	ctx := context.Background()
+	const (
+		listed = "https://mcp.a.example/one"
+		only   = "https://only.r.example/mcp"
+		reg    = "https://registry.example"
+	)
+	if _, err := db.Enqueue(ctx, []string{"a.example"}, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveDomain(ctx, result("a.example", listed)); err != nil {
+		t.Fatal(err)
+	}
+	entries := []store.RegistryEntry{{Source: reg, Name: "example.r/only", Version: "1.0.0", Status: "active",
+		ReportedLatest: true, ServerJSON: `{"name":"example.r/only","version":"1.0.0","description":"r"}`}}
+	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: reg, Entries: entries}); err != nil {
+		t.Fatal(err)
+	}
+	doc := store.RegistryEntryDoc{Source: reg, Name: "example.r/only", Version: "1.0.0", ChangedAt: store.FormatTime(clock)}
+	if err := db.ReplaceRegistryRemotes(ctx, doc, "sha", []store.RegistryRemote{{URLNorm: only, URL: only,
+		Type: "streamable-http"}}); err != nil {
+		t.Fatal(err)
+	}
+	at := store.FormatTime(clock)
+	if err := db.SaveCategories(ctx, []store.CategoryRow{
+		{Kind: store.KindEndpoint, Subject: listed, Category: "finance", Source: "name", ComputedAt: at},
+		{Kind: store.KindEndpoint, Subject: only, Category: "maps_transport", Source: "name", ComputedAt: at},
+		{Kind: store.KindRegistry, Registry: reg, Subject: "example.r/only", Category: "travel", Source: "description",
+			ComputedAt: at},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	err := db.EachFeedServer(ctx, store.FeedQuery{FeedFilter: store.FeedFilter{Source: store.FeedSourceAll}},
+		func(s *store.FeedServer) error {
+			got[s.EndpointNorm] = s.Category + " (" + s.CategorySource + ")"
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{listed: "finance (name)", only: "travel (description)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("categories (-want +got):\n%s", diff)
+	}
+}

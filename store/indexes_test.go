@@ -48,10 +48,10 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{reconcileResultsQuery, nil, "SCAN reconcile_results"}, // the whole result, in id (rowid) order
 		{catalogFindingsQuery, []any{"a", "b"}, "INDEX sqlite_autoindex_domain_catalogs_1 (domain>? AND domain<?)"},
 		{domainCatalogsQuery, []any{"a"}, "INDEX sqlite_autoindex_domain_catalogs_1 (domain=?)"},
-		// The feed reads each record's category by server_categories' key.
-		{`SELECT ` + feedColumns + ` FROM ` + feedFrom + ` WHERE (f.kind, f.key) > (?, ?) AND f.removed_at IS NULL
-			ORDER BY f.kind, f.key LIMIT ?`, []any{0, "", 10},
-			"SEARCH sc USING INDEX sqlite_autoindex_server_categories_1 (kind=? AND registry=? AND subject=?)"},
+		// A filter by category finds each record's by server_categories' key.
+		{`SELECT ` + feedColumns + ` FROM ` + feedFromOf(FeedFilter{Category: "travel"}) + ` WHERE (f.kind, f.key) > (?, ?)
+			AND f.removed_at IS NULL AND sc.category = ? ORDER BY f.kind, f.key LIMIT ?`, []any{0, "", "travel", 10},
+			"SEARCH sc USING COVERING INDEX server_categories_category (category=? AND kind=? AND registry=? AND subject=?)"},
 		// and the listing chains of a page from the indexes alone, in order.
 		{fmt.Sprintf(listingsByRemote, "?, ?"), []any{"a", "b"},
 			"SEARCH listings USING COVERING INDEX listings_remote (remote_norm=?)"},
@@ -70,6 +70,11 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{fmt.Sprintf(probeHistoryQuery, "?, ?"), []any{"a", "b"}, "SEARCH probes USING INDEX probes_remote (remote_norm=?)"},
 		{fmt.Sprintf(reconcileFactsQuery, "?, ?"), []any{"a", "b"}, "SEARCH reconcile_results USING INDEX reconcile_results_card (card_key=? AND kind=?)"},
 		{fmt.Sprintf(namespaceFactsQuery, "?, ?"), []any{"a", "b"}, "SEARCH namespaces USING INDEX sqlite_autoindex_namespaces_1 (namespace=?)"},
+		// A page's categories, by key, or by range in a whole walk.
+		{fmt.Sprintf(endpointCategoriesQuery, "?, ?"), []any{"a", "b"},
+			"SEARCH server_categories USING INDEX sqlite_autoindex_server_categories_1 (kind=? AND registry=? AND subject=?)"},
+		{strings.Replace(cardCategoriesQuery, " IN (%s)", " BETWEEN ? AND ?", 1), []any{"a", "b"},
+			"SEARCH server_categories USING INDEX sqlite_autoindex_server_categories_1 (kind=? AND registry=? AND subject>? AND subject<?)"},
 		// The site's ns=METHOD counts the namespaces of the method, and the
 		// Registry-only endpoints are each their first entry's row.
 		{namespacesOfMethod, []any{"dns", 5001}, "SEARCH namespaces USING COVERING INDEX namespaces_method (method=?)"},

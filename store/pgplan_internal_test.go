@@ -32,7 +32,7 @@ func TestPostgresFeedPageFindsPairsByIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rows, err := db.sql.QueryContext(ctx, `EXPLAIN SELECT `+feedColumns+` FROM `+feedFrom+`
+	rows, err := db.sql.QueryContext(ctx, `EXPLAIN SELECT `+feedColumns+` FROM `+feedFromOf(FeedFilter{})+`
 		WHERE (f.kind, f.key) > (?, ?) AND f.removed_at IS NULL ORDER BY f.kind, f.key LIMIT ?`, 0, "", 500)
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ func TestSplitWalkReadsWhatOneReads(t *testing.T) {
 		entries := func(db *store.DB) []store.FeedEntry {
 			t.Helper()
 			var out []store.FeedEntry
-			if err := db.EachFeedEntry(ctx, store.FeedFilter{}, store.FactRepeats, func(e *store.FeedEntry) error {
+			if err := db.EachFeedEntry(ctx, store.FeedFilter{}, store.FactRepeats|store.FactCategory, func(e *store.FeedEntry) error {
 				out = append(out, *e)
 				return nil
 			}); err != nil {
@@ -66,8 +66,29 @@ func TestSplitWalkReadsWhatOneReads(t *testing.T) {
 			}
 			return out
 		}
-		if diff := cmp.Diff(entries(one), entries(two), ignore); diff != "" {
+		got := entries(two)
+		if diff := cmp.Diff(entries(one), got, ignore); diff != "" {
 			t.Errorf("entries (-one connection +two):\n%s", diff)
+		}
+		// An entry's records have the categories the walk of records
+		// gives them, though in entry order a page's keys are no range.
+		category := map[[2]string]string{}
+		for _, s := range want {
+			category[[2]string{s.EndpointNorm, s.CardKey}] = s.Category + "/" + s.CategorySource
+		}
+		categorized := 0
+		for _, e := range got {
+			for _, s := range e.Records {
+				if c, w := s.Category+"/"+s.CategorySource, category[[2]string{s.EndpointNorm, s.CardKey}]; c != w {
+					t.Errorf("record %s of card %s: category %q in its entry, %q in the walk", s.EndpointNorm, s.CardKey, c, w)
+				}
+				if s.Category != "" {
+					categorized++
+				}
+			}
+		}
+		if categorized == 0 {
+			t.Error("no record of an entry has a category; the fill stores some")
 		}
 	})
 }
