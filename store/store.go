@@ -80,8 +80,9 @@ type Options struct {
 	// on a file they may not write and never change one. The database must
 	// exist and be up to date. On PostgreSQL every transaction is read-only.
 	ReadOnly bool
-	// MaxConns bounds the connections to PostgreSQL (default 16); SQLite
-	// always uses one.
+	// MaxConns bounds the connections to PostgreSQL (default 16; one
+	// leaves a walk of the whole feed on one connection). A SQLite file
+	// opened for writing has one, read-only ReadConns.
 	MaxConns int
 	// ReadConns is how many connections a ReadOnly open of a SQLite file
 	// may read on at once (default and least 2: a whole walk of the feed
