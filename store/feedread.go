@@ -532,11 +532,12 @@ func (db *DB) readFeed(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("read the feed: %w", err)
 	}
-	err = fn(tx)
-	tx.Rollback()
 	// Outside the transaction: preparing takes a connection of the pool.
-	db.stmts.prepareMissing(ctx, db.sql)
-	return err
+	defer db.stmts.prepareMissing(ctx, db.sql)
+	// Deferred: serve recovers a panic in a walk, and the connection must
+	// go back to the pool then too.
+	defer tx.Rollback()
+	return fn(tx)
 }
 
 // readTx runs a feed read's queries on prepared statements: the handle's

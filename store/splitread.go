@@ -50,10 +50,11 @@ func (db *DB) readFeedSplit(ctx context.Context, whole bool, fn func(a, b *sql.T
 	if a == nil {
 		return db.readFeed(ctx, func(tx *sql.Tx) error { return fn(tx, nil) })
 	}
-	err = fn(a, b)
-	end()
-	db.stmts.prepareMissing(ctx, db.sql)
-	return err
+	// Deferred: serve recovers a panic in a walk, and the two
+	// connections must go back to the pool then too.
+	defer db.stmts.prepareMissing(ctx, db.sql)
+	defer end()
+	return fn(a, b)
 }
 
 // beginPair begins two read-only transactions at one snapshot, or returns

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -89,6 +90,50 @@ func TestSplitWalkReadsWhatOneReads(t *testing.T) {
 		}
 		if categorized == 0 {
 			t.Error("no record of an entry has a category; the fill stores some")
+		}
+	})
+}
+
+// TestSplitWalkPanicGivesConnectionsBack: a panic in a walk's callback
+// (serve recovers one) gives its connections back to the pool, both of a
+// split walk's and the one of a walk on one: walk after walk can still
+// read.
+func TestSplitWalkPanicGivesConnectionsBack(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		w, err := store.Open(ctx, dsn, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if err := feedtest.Fill(ctx, w, feedtest.Options{Domains: 3, RunID: 1}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := store.Open(ctx, dsn, store.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		// r reads on two connections, w (on SQLite) on one.
+		for _, db := range []*store.DB{r, w} {
+			for range 10 {
+				func() {
+					defer func() {
+						if p := recover(); p != "broken writer" {
+							t.Fatalf("recovered %v, want the callback's panic", p)
+						}
+					}()
+					_ = db.EachFeedServer(ctx, store.FeedQuery{}, func(*store.FeedServer) error { panic("broken writer") })
+				}()
+			}
+			n := 0
+			if err := db.EachFeedServer(ctx, store.FeedQuery{}, func(*store.FeedServer) error { n++; return nil }); err != nil {
+				t.Fatalf("a walk after ten that panicked: %v", err)
+			}
+			if n == 0 {
+				t.Error("the walk after the panics read no record")
+			}
 		}
 	})
 }
