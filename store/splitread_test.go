@@ -21,19 +21,7 @@ func TestSplitWalkReadsWhatOneReads(t *testing.T) {
 		ctx := context.Background()
 		// One connection: a SQLite file opened for writing has one, and
 		// PostgreSQL is held to one.
-		one, err := store.Open(ctx, dsn, store.Options{MaxConns: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer one.Close()
-		if err := feedtest.Fill(ctx, one, feedtest.Options{Domains: 30, RunID: 1}); err != nil {
-			t.Fatal(err)
-		}
-		two, err := store.Open(ctx, dsn, store.Options{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer two.Close()
+		one, two := filledPair(ctx, t, dsn, 30, store.Options{MaxConns: 1})
 		ignore := cmpopts.IgnoreUnexported(store.FeedServer{})
 		for _, db := range []*store.DB{one, two} {
 			db.SetFeedPage(4)
@@ -102,19 +90,7 @@ func TestSplitWalkPanicGivesConnectionsBack(t *testing.T) {
 	eachDialect(t, func(t *testing.T, dsn string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		w, err := store.Open(ctx, dsn, store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
-		if err := feedtest.Fill(ctx, w, feedtest.Options{Domains: 3, RunID: 1}); err != nil {
-			t.Fatal(err)
-		}
-		r, err := store.Open(ctx, dsn, store.Options{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		w, r := filledPair(ctx, t, dsn, 3, store.Options{})
 		// r reads on two connections, w (on SQLite) on one.
 		for _, db := range []*store.DB{r, w} {
 			for range 10 {
@@ -136,4 +112,23 @@ func TestSplitWalkPanicGivesConnectionsBack(t *testing.T) {
 			}
 		}
 	})
+}
+
+// filledPair opens dsn with opts, fills it with domains domains, and opens
+// it again read-only; both close when the test ends.
+func filledPair(ctx context.Context, t *testing.T, dsn string, domains int, opts store.Options) (w, r *store.DB) {
+	t.Helper()
+	w, err := store.Open(ctx, dsn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	if err := feedtest.Fill(ctx, w, feedtest.Options{Domains: domains, RunID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = store.Open(ctx, dsn, store.Options{ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return w, r
 }
