@@ -591,7 +591,7 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 	// A walk of the whole feed reads its records' listings and facts on
 	// a second connection while it reads the next page's records.
 	return db.readFeedSplit(ctx, q.Limit == 0, func(tx, attachTx *sql.Tx) error {
-		rtx := db.reader(tx)
+		rtx, atx := db.splitReaders(tx, attachTx)
 		cols, from, scan := feedColumnsOf(q.Facts), feedFromOf(q.FeedFilter), feedScanner(q.Facts)
 		where, args := q.where()
 		query := `SELECT ` + cols + ` FROM ` + from + `
@@ -639,10 +639,6 @@ func (db *DB) EachFeedServer(ctx context.Context, q FeedQuery, fn func(s *FeedSe
 			return page, len(page) < size, nil
 		}
 		var facts factScratch
-		atx := rtx
-		if attachTx != nil {
-			atx = db.reader(attachTx)
-		}
 		attach := func(page []FeedServer) error {
 			if err := attachListings(ctx, atx, page, q.whole()); err != nil {
 				return err
@@ -902,11 +898,7 @@ func (db *DB) eachFeedEntry(ctx context.Context, filter FeedFilter, want Facts, 
 	want = wantAll(want) | factEntryFirst
 	cols, from, scan := feedColumnsOf(want), feedFromOf(filter), feedScanner(want)
 	return db.readFeedSplit(ctx, true, func(sqlTx, attachTx *sql.Tx) error {
-		tx := db.reader(sqlTx)
-		atx := tx
-		if attachTx != nil {
-			atx = db.reader(attachTx)
-		}
+		tx, atx := db.splitReaders(sqlTx, attachTx)
 		var cur *FeedEntry
 		type key struct {
 			first string

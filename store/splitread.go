@@ -31,14 +31,15 @@ var pgSnapshotID = regexp.MustCompile(`^[0-9A-Fa-f-]+$`)
 // wait for ever); when writes kept committing between the two begins; or
 // when the two could not be begun.
 func (db *DB) readFeedSplit(ctx context.Context, whole bool, fn func(a, b *sql.Tx) error) error {
+	onOne := func() error { return db.readFeed(ctx, func(tx *sql.Tx) error { return fn(tx, nil) }) }
 	if !whole {
-		return db.readFeed(ctx, func(tx *sql.Tx) error { return fn(tx, nil) })
+		return onOne()
 	}
 	select {
 	case db.split <- struct{}{}:
 		defer func() { <-db.split }()
 	default:
-		return db.readFeed(ctx, func(tx *sql.Tx) error { return fn(tx, nil) })
+		return onOne()
 	}
 	a, b, end, err := db.beginPair(ctx)
 	if err != nil {
@@ -48,13 +49,23 @@ func (db *DB) readFeedSplit(ctx context.Context, whole bool, fn func(a, b *sql.T
 		db.log.Debug("read the feed on one connection", "err", err)
 	}
 	if a == nil {
-		return db.readFeed(ctx, func(tx *sql.Tx) error { return fn(tx, nil) })
+		return onOne()
 	}
 	// Deferred: serve recovers a panic in a walk, and the two
 	// connections must go back to the pool then too.
 	defer db.stmts.prepareMissing(ctx, db.sql)
 	defer end()
 	return fn(a, b)
+}
+
+// splitReaders are a split read's readers (readFeedSplit): records are
+// read on a, and what attaches to them on b, or on a too when b is nil.
+func (db *DB) splitReaders(a, b *sql.Tx) (records, attach *readTx) {
+	records = db.reader(a)
+	if b == nil {
+		return records, records
+	}
+	return records, db.reader(b)
 }
 
 // beginPair begins two read-only transactions at one snapshot, or returns
@@ -64,56 +75,59 @@ func (db *DB) beginPair(ctx context.Context) (a, b *sql.Tx, end func(), err erro
 	if db.dialect == postgresDialect {
 		return db.beginPairPostgres(ctx)
 	}
-	// SQLite shares no snapshot between connections, but says whether
-	// another has committed: a connection's data_version moves when a
-	// write landed since its last read. b's connection reads it, a begins
-	// and reads, b begins and reads it again: the same number says no
-	// write landed from b's first read to its snapshot, so a's snapshot,
-	// taken in between, is the same. A snapshot begins at a
-	// transaction's first read, not at BEGIN.
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ro := &sql.TxOptions{ReadOnly: true}
 	for range splitReadTries {
-		var before, after, seq int64
-		if err := conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&before); err != nil {
-			conn.Close()
-			return nil, nil, nil, err
-		}
-		if a, err = db.sql.BeginTx(ctx, ro); err != nil {
-			conn.Close()
-			return nil, nil, nil, err
-		}
-		if err := a.QueryRowContext(ctx, `SELECT seq FROM feed_state WHERE id = 1`).Scan(&seq); err != nil {
-			a.Rollback()
-			conn.Close()
-			return nil, nil, nil, err
-		}
-		if db.betweenBegins != nil {
-			db.betweenBegins()
-		}
-		if b, err = conn.BeginTx(ctx, ro); err == nil {
-			err = b.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&after)
-		}
+		a, b, err := db.tryPairSQLite(ctx, conn)
 		if err != nil {
-			a.Rollback()
 			conn.Close()
 			return nil, nil, nil, err
 		}
-		if before == after {
+		if a != nil {
 			return a, b, func() {
 				a.Rollback()
 				b.Rollback()
 				conn.Close()
 			}, nil
 		}
-		a.Rollback()
-		b.Rollback()
 	}
 	conn.Close()
 	return nil, nil, nil, nil
+}
+
+// tryPairSQLite begins a on a connection of the pool and b on conn, and
+// keeps them when they see one snapshot; none when a write landed between.
+//
+// SQLite shares no snapshot between connections, but says whether another
+// has committed: a connection's data_version moves when a write landed
+// since its last read. b's connection reads it, a begins and reads, b
+// begins and reads it again: the same number says no write landed from
+// b's first read to its snapshot, so a's snapshot, taken in between, is
+// the same. A snapshot begins at a transaction's first read, not at BEGIN.
+func (db *DB) tryPairSQLite(ctx context.Context, conn *sql.Conn) (a, b *sql.Tx, err error) {
+	ro := &sql.TxOptions{ReadOnly: true}
+	var before, after, seq int64
+	if err := conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&before); err != nil {
+		return nil, nil, err
+	}
+	if a, err = db.sql.BeginTx(ctx, ro); err != nil {
+		return nil, nil, err
+	}
+	if err = a.QueryRowContext(ctx, `SELECT seq FROM feed_state WHERE id = 1`).Scan(&seq); err == nil {
+		if db.betweenBegins != nil {
+			db.betweenBegins()
+		}
+		if b, err = conn.BeginTx(ctx, ro); err == nil {
+			if err = b.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&after); err == nil && before == after {
+				return a, b, nil
+			}
+			b.Rollback()
+		}
+	}
+	a.Rollback()
+	return nil, nil, err
 }
 
 // beginPairPostgres begins a repeatable-read transaction, exports its

@@ -27,7 +27,13 @@ var funcs = template.FuncMap{
 	"serverPath": ServerPath,
 	"words":      outcomeWords,
 	"rawPath":    func(sha string) string { return "/raw/" + sha },
+	// findingLink: the index of the servers a listing of which carries
+	// the code.
+	"findingLink": func(code string) string { return filterLink(listingFindingParam, code) },
 }
+
+// filterLink is the index filtered to one value of one parameter.
+func filterLink(param, value string) string { return "/?" + url.Values{param: {value}}.Encode() }
 
 // outcomeWords is a probe outcome in the directory's words
 // (internal/failure), or the outcome itself when this version has none.
@@ -276,7 +282,7 @@ func countViews(param string, counts []store.SiteCount, label func(string) strin
 			val = "none"
 		}
 		if param != "" {
-			v.Link = "/?" + url.Values{param: {val}}.Encode()
+			v.Link = filterLink(param, val)
 		}
 		out = append(out, v)
 	}
@@ -310,7 +316,7 @@ func (s *server) summary(w http.ResponseWriter, r *http.Request) {
 	for i := range sources {
 		// card+registry servers are counted once, and listed under both.
 		if sources[i].Value != "card+registry" {
-			sources[i].Link = "/?" + url.Values{"source": {sources[i].Value}}.Encode()
+			sources[i].Link = filterLink("source", sources[i].Value)
 		}
 	}
 	s.render(w, http.StatusOK, "summary.html", map[string]any{

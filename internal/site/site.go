@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cardcrawl/cardcrawl/internal/feed"
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -134,8 +135,8 @@ func ServerPath(k store.SiteKey) string { return "/servers/" + Key(k) }
 var filterParams = []string{"q", "category", "source", "outcome", "grade", "ns", listingFindingParam}
 
 // listingFindingParam is the filter on what a listing's catalog found of
-// its entry or its own signature (the CLI's --listing-finding).
-const listingFindingParam = "listing-finding"
+// its entry or its own signature: the name the API and the CLI give it.
+const listingFindingParam = feed.ListingFindingParam
 
 // ParseFilter reads the index's query parameters into a store filter: q
 // (search), category, source (card or registry), outcome, grade, ns (the
