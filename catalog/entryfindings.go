@@ -32,3 +32,31 @@ func EntryFindings(fs finding.List, index int) finding.List {
 func Under(p, ptr string) bool {
 	return p == ptr || strings.HasPrefix(p, ptr+"/")
 }
+
+// ListedEntry is the index of the entry of c, the catalog with key
+// catalogKey, that listed card cardKey under identifier: the one with the
+// identifier whose URL or inline data is the card; else the only one with
+// the identifier (the card was redirected, say); else -1, none can be told
+// apart. Listings stored before they named their entry (migration 0026)
+// find it this way, on a server's page and when re-judging names it; nil
+// c has no entries.
+func (c *Catalog) ListedEntry(catalogKey, identifier, cardKey string) int {
+	if c == nil {
+		return -1
+	}
+	entry, named, only := -1, 0, -1
+	for _, e := range c.Entries {
+		if e.Identifier != identifier {
+			continue
+		}
+		named++
+		only = e.Index
+		if (e.ResolvedURL != "" && e.ResolvedURL == cardKey) || (e.Data != nil && e.InlineKey(catalogKey) == cardKey) {
+			entry = e.Index
+		}
+	}
+	if entry < 0 && named == 1 {
+		entry = only
+	}
+	return entry
+}

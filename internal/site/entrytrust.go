@@ -85,28 +85,8 @@ func (s *server) storedCatalog(ctx context.Context, c store.SiteCatalog) *catalo
 }
 
 // entryTrust returns what catalog c (parsed: cat) found of the entry that
-// led to card cardKey and of its own signature (catalog.EntryFindings).
-// The entry is the one with the identifier whose URL or inline data is the
-// card; else the only one with the identifier; else none is (its findings
-// are not shown, nor when cat is nil).
+// led to card cardKey (catalog.ListedEntry) and of its own signature
+// (catalog.EntryFindings); only the signature's when cat is nil.
 func entryTrust(cat *catalog.Catalog, c store.SiteCatalog, identifier, cardKey string) finding.List {
-	var named []catalog.Entry
-	entry := -1
-	var entries []catalog.Entry
-	if cat != nil {
-		entries = cat.Entries
-	}
-	for _, e := range entries {
-		if e.Identifier != identifier {
-			continue
-		}
-		named = append(named, e)
-		if (e.ResolvedURL != "" && e.ResolvedURL == cardKey) || (e.Data != nil && e.InlineKey(c.URL) == cardKey) {
-			entry = e.Index
-		}
-	}
-	if entry < 0 && len(named) == 1 {
-		entry = named[0].Index
-	}
-	return catalog.EntryFindings(c.Findings, entry)
+	return catalog.EntryFindings(c.Findings, cat.ListedEntry(c.URL, identifier, cardKey))
 }
