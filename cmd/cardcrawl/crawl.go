@@ -174,6 +174,9 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	} else if r := report.Revalidated; r != nil {
 		fmt.Fprintf(e.stdout, "  re-judged with the current rules: %d card(s), %d catalog(s); %d inline, re-judged when next fetched\n",
 			r.Cards, r.Catalogs, r.NoBody)
+		if r.Listings > 0 {
+			fmt.Fprintf(e.stdout, "  named the catalog entry of %d listing(s) stored before listings named theirs\n", r.Listings)
+		}
 	}
 	if err == nil && sum.Interrupted {
 		return errInterrupted

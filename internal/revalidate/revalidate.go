@@ -28,6 +28,8 @@ type Documents interface {
 	EachStaleCatalog(ctx context.Context, version string, fn func(store.Judged) error) error
 	SaveCardJudgement(ctx context.Context, j store.Judgement) error
 	SaveCatalogJudgement(ctx context.Context, j store.Judgement) error
+	EachUnnamedListingCatalog(ctx context.Context, fn func(store.Judged) error) error
+	NameListingEntries(ctx context.Context, e store.ListingEntries) (int, error)
 }
 
 // Entries is what re-validating Registry entries needs from the store.
@@ -39,11 +41,15 @@ type Entries interface {
 // Summary counts what was re-judged. NoBody counts documents judged by
 // older rules whose body is not stored: inline cards and catalogs that a
 // build from before their data was kept crawled. They are re-judged when
-// the document around them is next fetched.
+// the document around them is next fetched. Listings counts the listings
+// stored before they named their catalog's entry (migration 0026) that
+// were given it (Listings); those of a catalog without a stored body are
+// in NoBody, once per catalog.
 type Summary struct {
 	Cards    int `json:"cards"`
 	Catalogs int `json:"catalogs"`
 	NoBody   int `json:"noBody"`
+	Listings int `json:"listings"`
 }
 
 // Crawled re-judges the stored cards and catalogs that older rules judged.
@@ -80,7 +86,44 @@ func Crawled(ctx context.Context, st Documents, v *servercard.Validator) (Summar
 	if err != nil {
 		return s, fmt.Errorf("re-judge catalogs: %w", err)
 	}
-	return s, nil
+	// After the catalogs, so the listings take codes from their findings
+	// under the current rules.
+	named, noBody, err := Listings(ctx, st)
+	s.Listings += named
+	s.NoBody += noBody
+	return s, err
+}
+
+// Listings names the entry, and sets the codes, of every active listing
+// stored before listings named their catalog's entry (migration 0026):
+// the entry is found in the catalog's stored document as a server's page
+// finds it (catalog.ListedEntry), and the codes are what the catalog's
+// stored findings say of that entry (discover.ListingCodes), as a crawl
+// would have written them. A listing whose entry cannot be told apart from
+// another of its identifier gets the catalog's own codes and is looked for
+// again next time. It returns how many listings it named, and how many
+// catalogs had no stored document to look in (left for their next crawl).
+func Listings(ctx context.Context, st Documents) (named, noBody int, err error) {
+	err = st.EachUnnamedListingCatalog(ctx, func(j store.Judged) error {
+		if j.Body == nil {
+			noBody++
+			return nil
+		}
+		base, _ := url.Parse(j.BaseURL)
+		if base == nil || j.BaseURL == "" {
+			base, _ = url.Parse(j.Key)
+		}
+		cat, _, _ := catalog.Parse(j.Body, base, catalog.Options{}) // nil when unreadable: no entry is told
+		n, err := st.NameListingEntries(ctx, store.ListingEntries{Key: j.Key, SHA256: j.SHA256,
+			Entry: func(identifier, cardKey string) int { return cat.ListedEntry(j.Key, identifier, cardKey) },
+			Codes: func(entry int) string { return discover.ListingCodes(j.Findings, entry) }})
+		named += n
+		return err
+	})
+	if err != nil {
+		return named, noBody, fmt.Errorf("name the entries of older listings: %w", err)
+	}
+	return named, noBody, nil
 }
 
 // keepCrawl is the parser's new findings plus the crawl's own old ones.

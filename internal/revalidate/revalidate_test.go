@@ -2,12 +2,15 @@ package revalidate_test
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cardcrawl/cardcrawl/catalog"
 	"github.com/cardcrawl/cardcrawl/discover"
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/internal/revalidate"
@@ -215,5 +218,185 @@ func TestCrawledMovesTheFeed(t *testing.T) {
 	}
 	if again := read(); again.UpdatedAt != after.UpdatedAt {
 		t.Errorf("judged again: updatedAt %s -> %s", after.UpdatedAt, again.UpdatedAt)
+	}
+}
+
+// TestListingsNamedFromStoredCatalog: listings stored before they named
+// their catalog's entry (migration 0026: no entry, no codes) are given,
+// from the catalog's stored document and findings, exactly what a crawl
+// writes today; the feed's records show the codes, their updatedAt moving.
+// A listing whose entry cannot be told apart gets the catalog's own
+// signature codes and stays unnamed; a catalog with no stored document is
+// counted; an inactive listing is left; naming again changes nothing.
+func TestListingsNamedFromStoredCatalog(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "l.db")
+	db, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const root = "https://a.example/.well-known/ai-catalog.json"
+	catBody := []byte(`{"specVersion":"1.0","entries":[
+		{"identifier":"urn:x:a","type":"application/mcp-server-card+json","url":"/card-a"},
+		{"identifier":"urn:x:b","type":"application/mcp-server-card+json","data":{"name":"com.example/b"}},
+		{"identifier":"urn:x:dup","type":"application/mcp-server-card+json","url":"/d1","version":"1"},
+		{"identifier":"urn:x:dup","type":"application/mcp-server-card+json","url":"/d2","version":"2"}]}`)
+	at := func(code, path string) finding.Finding {
+		return finding.Finding{Severity: finding.Warning, Code: code, Path: path, Message: code}
+	}
+	catFindings := finding.List{at("signature_unverifiable", "/signature"), at("entry_digest_weak", "/entries/0/digest"),
+		at("entry_digest_mismatch", "/entries/1/digest"), at("card_name_invalid", "/entries/1/data/name"),
+		at("entry_digest_weak", "/entries/3/digest")}
+	// What a crawl writes: each listing names its entry, with the codes
+	// of that entry (ListingCodes).
+	listing := func(identifier, card, endpoint string, entry int) store.ListingRecord {
+		return store.ListingRecord{CatalogURL: root, Identifier: identifier, CardKey: card, RemoteNorm: endpoint,
+			Entry: entry, Codes: discover.ListingCodes(catFindings, entry)}
+	}
+	cards := []struct{ identifier, key, endpoint string }{
+		{"urn:x:a", "https://a.example/card-a", "https://mcp.example/a"},
+		{"urn:x:b", root + "#/entries/1/data", "https://mcp.example/b"},
+		{"urn:x:dup", "https://c.example/moved", "https://mcp.example/dup"}, // neither /d1 nor /d2
+		{"urn:x:gone", "https://a.example/old", "https://mcp.example/old"},
+	}
+	res := store.DomainResult{Domain: "a.example", Outcome: store.OutcomeCatalog, Definitive: true, CatalogURL: root,
+		Catalogs: []store.CatalogRecord{{URL: root, BaseURL: root, SHA256: "sha-cat", Findings: catFindings,
+			JudgedBy: catalog.RulesVersion}}}
+	entries := []int{0, 1, -1, -1}
+	for i, c := range cards {
+		res.Cards = append(res.Cards, store.CardRecord{Key: c.key, SourceURL: c.key, SHA256: "sha-" + c.identifier,
+			Name: "com.example/" + c.identifier, Version: "1.0.0", Grade: "conformant", Findings: finding.List{},
+			JSON: []byte(`{}`), JudgedBy: servercard.RulesVersion})
+		res.Remotes = append(res.Remotes, store.RemoteRecord{URLNorm: c.endpoint, URL: c.endpoint, Type: "streamable-http",
+			CardKey: c.key, JSON: []byte(`{"type":"streamable-http","url":"` + c.endpoint + `"}`)})
+		res.Listings = append(res.Listings, listing(c.identifier, c.key, c.endpoint, entries[i]))
+	}
+	if err := db.AddObservations(ctx, store.Fetched{Observation: store.Observation{Domain: "a.example", Kind: "catalog",
+		URL: root, FetchedAt: time.Now(), Status: 200, SHA256: "sha-cat"}, Body: catBody}); err != nil {
+		t.Fatal(err)
+	}
+	// b.example's catalog has no stored document.
+	const rootB = "https://b.example/.well-known/ai-catalog.json"
+	resB := store.DomainResult{Domain: "b.example", Outcome: store.OutcomeCatalog, Definitive: true, CatalogURL: rootB,
+		Catalogs: []store.CatalogRecord{{URL: rootB, BaseURL: rootB, SHA256: "sha-nobody", Findings: catFindings,
+			JudgedBy: catalog.RulesVersion}},
+		Listings: []store.ListingRecord{{CatalogURL: rootB, Identifier: "urn:x:a", CardKey: cards[0].key,
+			RemoteNorm: cards[0].endpoint, Entry: 0, Codes: discover.ListingCodes(catFindings, 0)}}}
+	if _, err := db.Enqueue(ctx, []string{"a.example", "b.example"}, store.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []store.DomainResult{res, resB} {
+		if err := db.SaveDomain(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	type shown struct {
+		Entry     sql.NullInt64
+		Codes     string
+		UpdatedAt string
+	}
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	read := func() map[string]shown {
+		t.Helper()
+		out := map[string]shown{}
+		rows, err := raw.QueryContext(ctx, `SELECT domain || ' ' || card_key || CASE WHEN active THEN '' ELSE ' (inactive)' END,
+			entry_index, entry_codes FROM listings`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			var s shown
+			if err := rows.Scan(&k, &s.Entry, &s.Codes); err != nil {
+				t.Fatal(err)
+			}
+			out[k] = s
+		}
+		if err := db.EachFeedServer(ctx, store.FeedQuery{}, func(r *store.FeedServer) error {
+			for _, l := range r.Listings {
+				k := l.Domain + " " + l.CardKey
+				s := out[k]
+				if got := strings.Join(l.Codes, " "); got != s.Codes {
+					t.Errorf("%s: the feed's listedBy codes %q, the listing's %q", k, got, s.Codes)
+				}
+				s.UpdatedAt = r.UpdatedAt
+				out[k] = s
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	crawled := read()
+	// Listings as a build before migration 0026 left them; one more, of a
+	// card no longer listed, inactive.
+	if _, err := raw.ExecContext(ctx, `UPDATE listings SET entry_index = NULL, entry_codes = ''`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.ExecContext(ctx, `UPDATE listings SET active = FALSE WHERE card_key = ?`, cards[3].key); err != nil {
+		t.Fatal(err)
+	}
+	// The records as such a build's crawl wrote them (no codes): the
+	// migration that added the codes moved no record.
+	if _, err := raw.ExecContext(ctx, `UPDATE feed_servers SET updated_at = '2026-01-01T00:00:00.000000000Z'`); err != nil {
+		t.Fatal(err)
+	}
+	v, err := servercard.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := revalidate.Crawled(ctx, db, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(revalidate.Summary{Listings: 2, NoBody: 1}, sum); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+	named := read()
+	signature := discover.ListingCodes(catFindings, -1)
+	if signature == "" {
+		t.Fatal("the catalog's own findings give no codes: the test shows nothing")
+	}
+	want := map[string]shown{
+		"a.example " + cards[0].key:                 {Entry: crawled["a.example "+cards[0].key].Entry, Codes: crawled["a.example "+cards[0].key].Codes},
+		"a.example " + cards[1].key:                 {Entry: crawled["a.example "+cards[1].key].Entry, Codes: crawled["a.example "+cards[1].key].Codes},
+		"a.example " + cards[2].key:                 {Codes: signature}, // cannot be told apart: unnamed
+		"a.example " + cards[3].key + " (inactive)": {},                 // left
+		"b.example " + cards[0].key:                 {},                 // no document
+	}
+	for k, s := range named {
+		// b.example's listing shares card-a's record with a.example's.
+		if s.UpdatedAt != "" && !strings.HasPrefix(k, "b.example") && strings.HasPrefix(s.UpdatedAt, "2026-01-01") == (want[k].Codes != "") {
+			t.Errorf("%s: record updatedAt %s after its codes went from none to %q", k, s.UpdatedAt, want[k].Codes)
+		}
+		s.UpdatedAt = ""
+		named[k] = s
+	}
+	if diff := cmp.Diff(want, named); diff != "" {
+		t.Errorf("listings after naming (-want +got):\n%s", diff)
+	}
+	if !named["a.example "+cards[0].key].Entry.Valid || named["a.example "+cards[1].key].Codes == "" {
+		t.Fatalf("the crawl's own listings: %+v", crawled)
+	}
+	again, err := revalidate.Crawled(ctx, db, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(revalidate.Summary{NoBody: 1}, again); diff != "" {
+		t.Errorf("named again: summary (-want +got):\n%s", diff)
+	}
+	after := read()
+	for k, s := range after {
+		if b := named[k]; s.Entry != b.Entry || s.Codes != b.Codes {
+			t.Errorf("%s: named again %+v -> %+v", k, b, s)
+		}
 	}
 }
