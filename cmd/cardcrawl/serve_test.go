@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -194,4 +196,101 @@ func TestServeBadMaxConns(t *testing.T) {
 	if code != exitUsage || stderr != "cardcrawl: --max-conns must be at least 1\n" {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
+}
+
+// TestServeKeepsSearchIndex: with --search-index, a second serve of the
+// same database takes up the index the first left in the file (its first
+// catch-up reads nothing) and searches through it; a serve started while
+// another holds the file stops with one line and a non-zero exit.
+func TestServeKeepsSearchIndex(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	seedDB(t, db, 3)
+	index := filepath.Join(t.TempDir(), "search.db")
+	start := func() (logs *textWatch, base string, stop func()) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		logs = &textWatch{want: []string{"serving ", "search index ready"}, seen: make(chan struct{})}
+		done := make(chan int, 1)
+		go func() {
+			done <- runMain(ctx, &env{stdout: io.Discard, stderr: logs, stdin: strings.NewReader("")},
+				[]string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--search-index", index, "-v"})
+		}()
+		select {
+		case <-logs.seen:
+		case code := <-done:
+			cancel()
+			t.Fatalf("serve exited %d before its search index was ready: %s", code, logs.String())
+		case <-time.After(failAfter):
+			cancel()
+			t.Fatalf("serve's search index not ready: %s", logs.String())
+		}
+		out := logs.String()
+		base = strings.TrimSpace(out[strings.LastIndex(out, "http://"):])
+		base = base[:strings.IndexAny(base+"\n", "\n")]
+		return logs, base, func() {
+			cancel()
+			if code := <-done; code != exitOK {
+				t.Errorf("serve exit %d", code)
+			}
+		}
+	}
+	logs, _, stop := start()
+	if !strings.Contains(logs.String(), "records=1 ") || strings.Contains(logs.String(), "taken up") {
+		t.Errorf("first serve, a new index:\n%s", logs.String())
+	}
+	code, _, stderr := run(t, "", "serve", "--db", db, "--addr", "127.0.0.1:0", "--search-index", index)
+	if code == exitOK || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "in use by another process") {
+		t.Errorf("a second serve of the held index: exit %d, stderr %q", code, stderr)
+	}
+	stop()
+
+	logs, base, stop := start()
+	defer stop()
+	if !strings.Contains(logs.String(), "taken up") || !strings.Contains(logs.String(), "records=0") {
+		t.Errorf("second serve, the kept index:\n%s", logs.String())
+	}
+	resp, err := http.Get(base + "v0.1/servers?search=example/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"count":1`) {
+		t.Errorf("a search through the kept index: %d %s", resp.StatusCode, body)
+	}
+}
+
+// textWatch is a stderr that closes seen once everything written holds
+// every string of want.
+type textWatch struct {
+	mu   sync.Mutex
+	buf  strings.Builder
+	want []string
+	seen chan struct{}
+}
+
+func (w *textWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	had := w.holds()
+	w.buf.Write(p)
+	if !had && w.holds() {
+		close(w.seen)
+	}
+	return len(p), nil
+}
+
+func (w *textWatch) holds() bool {
+	for _, s := range w.want {
+		if !strings.Contains(w.buf.String(), s) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *textWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
