@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,7 +129,7 @@ func newNetGetter(fo fetch.Options) (*netGetter, error) {
 	t := &http.Transport{
 		Proxy:                  nil,
 		DialContext:            dial,
-		TLSClientConfig:        &tls.Config{RootCAs: fo.RootCAs, MinVersion: tls.VersionTLS12},
+		TLSClientConfig:        fetch.TLSConfig(fo.RootCAs),
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    fo.Timeout,
 		MaxIdleConns:           fetch.IdleConns(fo.HostsInFlight),

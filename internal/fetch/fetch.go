@@ -99,6 +99,21 @@ const (
 	spareOpenConns = 256
 )
 
+// TLSConfig is the TLS configuration of every connection the client makes
+// (and the bare fetcher's, which must make the same handshakes), trusting
+// roots (nil: the system's). Its key exchange is classical only: X25519,
+// then the NIST curves. Go's default offers a post-quantum hybrid first
+// (X25519MLKEM768), which keeps a session's secrets from a quantum computer
+// of the future; cardcrawl's sessions carry none (public documents, no
+// credentials, no cookies; certificates are checked as before), and
+// making and decapsulating the hybrid's key took a sixth of a crawl's CPU
+// and a fifth of the bare fetcher's (10,000 domains at 64 in flight:
+// crawl 11.7-12.0 s of CPU against 10.3-10.5 s without it).
+func TLSConfig(roots *x509.CertPool) *tls.Config {
+	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12,
+		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256, tls.CurveP384, tls.CurveP521}}
+}
+
 // IdleConns is how many idle connections a client keeps with hostsInFlight
 // hosts in flight (its transport's MaxIdleConns).
 func IdleConns(hostsInFlight int) int { return max(hostsInFlight, 0) + spareIdleConns }
@@ -176,7 +191,7 @@ func New(opts Options) (*Client, error) {
 
 	d := &dialer{connectTo: opts.ConnectTo, resolver: opts.Resolver, lookupFirst: opts.DNSServer != "",
 		timeout: opts.Timeout, logger: opts.Logger, maxOpen: openConns(opts.HostsInFlight)}
-	tlsConfig := &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
+	tlsConfig := TLSConfig(opts.RootCAs)
 	transport := newRotating(func() *http.Transport {
 		return &http.Transport{
 			Proxy:                  nil, // an environment proxy would bypass the address checks

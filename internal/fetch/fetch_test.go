@@ -3,6 +3,7 @@ package fetch
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -702,5 +703,36 @@ func BenchmarkGet(b *testing.B) {
 		if r := c.Get(ctx, Request{URL: "https://a.example/doc"}); r.Class != "" {
 			b.Fatalf("class %q (err %v)", r.Class, r.Err)
 		}
+	}
+}
+
+// TestClassicalKeyExchange: the client's handshakes agree on X25519 with a
+// server that would take the post-quantum hybrid first (Go's default),
+// through the client's own Get and through its HTTP client alike
+// (TLSConfig says why).
+func TestClassicalKeyExchange(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	var seen []tls.CurveID
+	e.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.TLS.CurveID)
+		mu.Unlock()
+	})
+	c := e.client(t, Options{})
+	ctx := context.Background()
+	if res := c.Get(ctx, Request{URL: "https://a.example/one"}); res.Class != "" {
+		t.Fatalf("get: %s %v", res.Class, res.Err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://b.example/two", nil)
+	resp, err := c.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]tls.CurveID{tls.X25519, tls.X25519}, seen); diff != "" {
+		t.Errorf("key exchanges (-want +got):\n%s", diff)
 	}
 }
