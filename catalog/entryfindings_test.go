@@ -45,3 +45,24 @@ func TestListedEntry(t *testing.T) {
 		t.Errorf("nil catalog: ListedEntry = %d, want -1", got)
 	}
 }
+
+// TestStoredBase: a stored catalog's entries resolve against where it was
+// fetched from, else its own key; an unparsable or empty one is skipped.
+func TestStoredBase(t *testing.T) {
+	const key = "https://a.example/.well-known/ai-catalog.json"
+	for _, tc := range []struct{ base, key, want string }{
+		{"https://b.example/moved/ai-catalog.json", key, "https://b.example/moved/ai-catalog.json"},
+		{"", key, key},
+		{"%zz", key, key},
+		{"", key + "#/entries/2/data", key + "#/entries/2/data"},
+		{"", "", ""},
+	} {
+		got := ""
+		if b := StoredBase(tc.base, tc.key); b != nil {
+			got = b.String()
+		}
+		if got != tc.want {
+			t.Errorf("StoredBase(%q, %q) = %q, want %q", tc.base, tc.key, got, tc.want)
+		}
+	}
+}

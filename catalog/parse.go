@@ -81,6 +81,18 @@ func (e Entry) DataPath() string { return e.Path() + "/data" }
 // of its data in the document keyed doc).
 func (e Entry) InlineKey(doc string) string { return PointerKey(doc, e.DataPath()) }
 
+// StoredBase is the URL a stored catalog's entries resolve against when it
+// is parsed again: where it was fetched from (baseURL, after redirects),
+// else its own key, the URL it was asked for; nil when neither parses.
+func StoredBase(baseURL, key string) *url.URL {
+	for _, u := range []string{baseURL, key} {
+		if b, err := url.Parse(u); u != "" && err == nil {
+			return b
+		}
+	}
+	return nil
+}
+
 // PointerKey is the key of the part of a document at a JSON pointer: the
 // document's key with the pointer as the fragment,
 // "https://a.example/ai-catalog.json#/entries/3/data", appended to the

@@ -126,9 +126,10 @@ CREATE TABLE search_stage (
 );`
 
 // searchLayout names what a kept index's rows are made of: the schema
-// above and the text of each row (joinSearchText and what refreshFeed and
-// refreshRegistry join). Change it with either; an index kept by a build
-// of another layout is made new.
+// above, by its checksum, and the text of each row (joinSearchText and
+// what refreshFeed and refreshRegistry join), by the number before it,
+// which a change of that text must move. An index kept by a build of
+// another layout is made new.
 var searchLayout = fmt.Sprintf("2/%08x", crc32.ChecksumIEEE([]byte(searchSchema)))
 
 // SearchIndexOptions configure OpenSearchIndex.
@@ -180,7 +181,7 @@ func (db *DB) OpenSearchIndex(ctx context.Context, opts SearchIndexOptions) (*Se
 		if s.keep, err = lockSearchIndex(path); err != nil {
 			return nil, err
 		}
-		if err := s.open(ctx); err != nil {
+		if err := s.open(); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -198,7 +199,7 @@ func (db *DB) OpenSearchIndex(ctx context.Context, opts SearchIndexOptions) (*Se
 		s.Close()
 		return nil, err
 	}
-	if err := s.open(ctx); err != nil {
+	if err := s.open(); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -214,7 +215,7 @@ func (db *DB) OpenSearchIndex(ctx context.Context, opts SearchIndexOptions) (*Se
 // the database at every start, which a crash may lose whole, so nothing is
 // synced; a kept one is synced at checkpoints, so a crash loses at most
 // its last Refreshes, which the next one reads again.
-func (s *SearchIndex) open(ctx context.Context) error {
+func (s *SearchIndex) open() error {
 	sync := "OFF"
 	if s.keep != nil {
 		sync = "NORMAL"

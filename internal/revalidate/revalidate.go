@@ -12,7 +12,6 @@ package revalidate
 import (
 	"context"
 	"fmt"
-	"net/url"
 
 	"github.com/cardcrawl/cardcrawl/catalog"
 	"github.com/cardcrawl/cardcrawl/discover"
@@ -73,11 +72,7 @@ func Crawled(ctx context.Context, st Documents, v *servercard.Validator) (Summar
 			s.NoBody++
 			return nil
 		}
-		base, _ := url.Parse(j.BaseURL)
-		if base == nil {
-			base, _ = url.Parse(j.Key)
-		}
-		_, fl, _ := catalog.Parse(j.Body, base, catalog.Options{}) // a parse error is one of the findings
+		_, fl, _ := catalog.Parse(j.Body, catalog.StoredBase(j.BaseURL, j.Key), catalog.Options{}) // a parse error is one of the findings
 		s.Catalogs++
 		fl = keepCrawl(j.Findings, fl)
 		return st.SaveCatalogJudgement(ctx, store.Judgement{Key: j.Key, SHA256: j.SHA256, Findings: fl,
@@ -109,11 +104,8 @@ func Listings(ctx context.Context, st Documents) (named, noBody int, err error) 
 			noBody++
 			return nil
 		}
-		base, _ := url.Parse(j.BaseURL)
-		if base == nil || j.BaseURL == "" {
-			base, _ = url.Parse(j.Key)
-		}
-		cat, _, _ := catalog.Parse(j.Body, base, catalog.Options{}) // nil when unreadable: no entry is told
+		// nil when unreadable: no entry is told
+		cat, _, _ := catalog.Parse(j.Body, catalog.StoredBase(j.BaseURL, j.Key), catalog.Options{})
 		n, err := st.NameListingEntries(ctx, store.ListingEntries{Key: j.Key, SHA256: j.SHA256,
 			Entry: func(identifier, cardKey string) int { return cat.ListedEntry(j.Key, identifier, cardKey) },
 			Codes: func(entry int) string { return discover.ListingCodes(j.Findings, entry) }})

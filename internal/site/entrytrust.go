@@ -2,7 +2,6 @@ package site
 
 import (
 	"context"
-	"net/url"
 	"slices"
 
 	"github.com/cardcrawl/cardcrawl/catalog"
@@ -76,11 +75,7 @@ func (s *server) storedCatalog(ctx context.Context, c store.SiteCatalog) *catalo
 	if !found {
 		return nil
 	}
-	base, err := url.Parse(c.BaseURL)
-	if err != nil || c.BaseURL == "" {
-		base = nil
-	}
-	cat, _, _ := catalog.Parse(body, base, catalog.Options{})
+	cat, _, _ := catalog.Parse(body, catalog.StoredBase(c.BaseURL, c.URL), catalog.Options{})
 	return cat
 }
 
