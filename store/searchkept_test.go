@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -168,6 +169,23 @@ func testKeptSearchIndex(t *testing.T, dsn string) {
 			t.Fatal(err)
 		}
 	}
+
+	// A file that is not an index at all is made new too.
+	for _, p := range []string{path + "-wal", path + "-shm"} {
+		os.Remove(p)
+	}
+	if err := os.WriteFile(path, []byte("not an index"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix = mustKeep(db)
+	if ix.Ready() {
+		t.Error("a file that is no index was taken up")
+	}
+	if n := refresh(ix); n != whole+1 {
+		t.Errorf("over a file that is no index: the new index read %d records, want %d", n, whole+1)
+	}
+	check("made new over a file that is no index")
+	ix.Close()
 
 	// Another database's index is not this one's.
 	otherDSN := filepath.Join(t.TempDir(), "other.db")
