@@ -131,7 +131,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 // keepSearchIndex attaches a search index to st and keeps it current in
 // the background until the returned stop is called. Until its first
-// refresh completes, searches read every server, as without one.
+// refresh completes, searches read every server, as without one, unless
+// the index was taken up from its file (opts.Keep), which answers at once.
 func keepSearchIndex(ctx context.Context, st *store.DB, opts store.SearchIndexOptions, log *slog.Logger) (stop func(), err error) {
 	ix, err := st.OpenSearchIndex(ctx, opts)
 	if err != nil {
