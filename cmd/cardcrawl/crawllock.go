@@ -79,8 +79,9 @@ func waitCrawl(ctx context.Context, st *store.DB, command string, wait time.Dura
 // lockCheckEvery is how often a command holding the crawl lock makes sure
 // it still does: a PostgreSQL lock goes with its session (store's
 // CrawlLock.Check), and a crawl going on beside another would fetch from
-// the same hosts at once.
-const lockCheckEvery = 10 * time.Second
+// the same hosts at once, for up to this long. A check is a ping of one
+// connection (nothing on SQLite), so it can be frequent.
+const lockCheckEvery = 2 * time.Second
 
 // lockChecker is what guardCrawl checks (a *store.CrawlLock).
 type lockChecker interface {
@@ -108,7 +109,11 @@ func guardCrawl(ctx context.Context, lock lockChecker, every time.Duration, log 
 				return
 			case <-t.C:
 			}
-			err := lock.Check(ctx)
+			// A check that hangs (a network partition) must not hold up
+			// the next one: each gets one period.
+			cctx, cancelCheck := context.WithTimeout(ctx, every)
+			err := lock.Check(cctx)
+			cancelCheck()
 			if errors.Is(err, store.ErrCrawlLockLost) {
 				log.Error("stopping: the crawl lock was lost", "err", err)
 				cancel(err)

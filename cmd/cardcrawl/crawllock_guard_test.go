@@ -66,3 +66,30 @@ func TestGuardCrawl(t *testing.T) {
 		t.Errorf("stop = %v, context %v; want nil and the context ended with the run", err, ctx.Err())
 	}
 }
+
+// hangs is a lock whose first check hangs until its context ends (a
+// network partition under a PostgreSQL session); the next finds it lost.
+type hangs struct{ calls atomic.Int32 }
+
+func (h *hangs) Check(ctx context.Context) error {
+	if h.calls.Add(1) == 1 {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w: held by crawl, pid 9", store.ErrCrawlLockLost)
+}
+
+// TestGuardCrawlCheckThatHangs: a check that hangs is given up after one
+// period, so the next check still runs and finds the lock lost.
+func TestGuardCrawlCheckThatHangs(t *testing.T) {
+	lock := &hangs{}
+	ctx, stop := guardCrawl(context.Background(), lock, time.Millisecond, slog.New(slog.DiscardHandler))
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("a hung check kept the lost lock from being found")
+	}
+	if err := stop(); !errors.Is(err, store.ErrCrawlLockLost) || lock.calls.Load() != 2 {
+		t.Errorf("stop = %v after %d checks, want lost after 2", err, lock.calls.Load())
+	}
+}
