@@ -83,6 +83,9 @@ func waitCrawl(ctx context.Context, st *store.DB, command string, wait time.Dura
 // connection (nothing on SQLite), so it can be frequent.
 const lockCheckEvery = 2 * time.Second
 
+// checkPeriods is how many periods one check of the lock may take.
+const checkPeriods = 5
+
 // lockChecker is what guardCrawl checks (a *store.CrawlLock).
 type lockChecker interface {
 	Check(ctx context.Context) error
@@ -110,8 +113,9 @@ func guardCrawl(ctx context.Context, lock lockChecker, every time.Duration, log 
 			case <-t.C:
 			}
 			// A check that hangs (a network partition) must not hold up
-			// the next one: each gets one period.
-			cctx, cancelCheck := context.WithTimeout(ctx, every)
+			// every later one; but one given up on may take its session
+			// (and the lock) with it, so a slow database gets a while.
+			cctx, cancelCheck := context.WithTimeout(ctx, checkPeriods*every)
 			err := lock.Check(cctx)
 			cancelCheck()
 			if errors.Is(err, store.ErrCrawlLockLost) {

@@ -79,8 +79,8 @@ func (h *hangs) Check(ctx context.Context) error {
 	return fmt.Errorf("%w: held by crawl, pid 9", store.ErrCrawlLockLost)
 }
 
-// TestGuardCrawlCheckThatHangs: a check that hangs is given up after one
-// period, so the next check still runs and finds the lock lost.
+// TestGuardCrawlCheckThatHangs: a check that hangs is given up after a
+// few periods, so the next check still runs and finds the lock lost.
 func TestGuardCrawlCheckThatHangs(t *testing.T) {
 	lock := &hangs{}
 	ctx, stop := guardCrawl(context.Background(), lock, time.Millisecond, slog.New(slog.DiscardHandler))
