@@ -288,14 +288,14 @@ type factScratch struct {
 	categories           categoryScratch
 }
 
-// The categories of a page's records of the read model, by the kind of
-// the record (%s: the keys' placeholders), packed (packText).
-var (
-	endpointCategoriesQuery = `SELECT ` + packText("subject", "category", "source") + ` FROM server_categories
-		WHERE kind = '` + KindEndpoint + `' AND registry = '' AND subject IN (%s)`
-	cardCategoriesQuery = `SELECT ` + packText("subject", "category", "source") + ` FROM server_categories
-		WHERE kind = '` + KindCard + `' AND registry = '' AND subject IN (%s)`
-)
+// categoriesQuery reads the categories of a page's records of the read
+// model of one kind (%s: the keys' placeholders), packed (packText).
+func categoriesQuery(kind string) string {
+	return `SELECT ` + packText("subject", "category", "source") + ` FROM server_categories
+		WHERE kind = '` + kind + `' AND registry = '' AND subject IN (%s)`
+}
+
+var endpointCategoriesQuery, cardCategoriesQuery = categoriesQuery(KindEndpoint), categoriesQuery(KindCard)
 
 // categoryScratch is what attachCategories keeps from one page to the
 // next: the records by endpoint and by card (those without remotes).

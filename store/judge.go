@@ -118,11 +118,7 @@ func (db *DB) SaveCatalogJudgement(ctx context.Context, j Judgement) error {
 // (one would cost every crawl), and a nested catalog may be listed by many
 // domains.
 func recodeListings(tx *txw, j Judgement) (map[feedKey]bool, error) {
-	type listing struct {
-		ListingRecord
-		domain string
-	}
-	var changed []listing
+	var changed []domainListing
 	rows, err := tx.query(`SELECT l.domain, l.identifier, l.card_key, l.remote_norm, l.entry_index, l.entry_codes
 		FROM listings l WHERE l.identifier IN (SELECT e.identifier FROM entries e WHERE e.catalog_url = ?)
 		AND l.catalog_url = ? AND l.active = TRUE AND l.entry_index IS NOT NULL`, j.Key, j.Key)
@@ -130,7 +126,7 @@ func recodeListings(tx *txw, j Judgement) (map[feedKey]bool, error) {
 		return nil, err
 	}
 	err = scanEach(rows, func() error {
-		l := listing{ListingRecord: ListingRecord{CatalogURL: j.Key}}
+		l := domainListing{ListingRecord: ListingRecord{CatalogURL: j.Key}}
 		if err := rows.Scan(&l.domain, &l.Identifier, &l.CardKey, &l.RemoteNorm, &l.Entry, &l.Codes); err != nil {
 			return err
 		}
@@ -145,14 +141,28 @@ func recodeListings(tx *txw, j Judgement) (map[feedKey]bool, error) {
 	}
 	touched := map[feedKey]bool{}
 	for _, l := range changed {
-		if _, err := tx.exec(`UPDATE listings SET entry_codes = ? WHERE domain = ? AND catalog_url = ?
-			AND identifier = ? AND card_key = ? AND remote_norm = ?`,
-			l.Codes, l.domain, l.CatalogURL, l.Identifier, l.CardKey, l.RemoteNorm); err != nil {
+		if err := l.describe(tx, nil, l.Codes); err != nil {
 			return nil, err
 		}
 		touched[recordOf(l.RemoteNorm, l.CardKey)] = true
 	}
 	return touched, nil
+}
+
+// domainListing is a listing with the domain whose it is: what identifies
+// its row.
+type domainListing struct {
+	ListingRecord
+	domain string
+}
+
+// describe sets what the listing's row says of it: its codes, and its
+// entry when entry is not nil (nil keeps the one stored).
+func (l domainListing) describe(tx *txw, entry any, codes string) error {
+	_, err := tx.exec(`UPDATE listings SET entry_index = COALESCE(?, entry_index), entry_codes = ? WHERE domain = ?
+		AND catalog_url = ? AND identifier = ? AND card_key = ? AND remote_norm = ?`,
+		entry, codes, l.domain, l.CatalogURL, l.Identifier, l.CardKey, l.RemoteNorm)
+	return err
 }
 
 // saveJudgement runs update (its arguments: lead, then the findings,

@@ -65,18 +65,14 @@ func (db *DB) NameListingEntries(ctx context.Context, e ListingEntries) (named i
 				Scan(&stored); err != nil || stored == 0 {
 				return err
 			}
-			type listing struct {
-				ListingRecord
-				domain string
-			}
-			var ls []listing
+			var ls []domainListing
 			rows, err := tx.query(`SELECT domain, identifier, card_key, remote_norm, entry_codes FROM listings
 				WHERE catalog_url = ? AND entry_index IS NULL AND active = TRUE`, e.Key)
 			if err != nil {
 				return err
 			}
 			err = scanEach(rows, func() error {
-				l := listing{ListingRecord: ListingRecord{CatalogURL: e.Key}}
+				l := domainListing{ListingRecord: ListingRecord{CatalogURL: e.Key}}
 				if err := rows.Scan(&l.domain, &l.Identifier, &l.CardKey, &l.RemoteNorm, &l.Codes); err != nil {
 					return err
 				}
@@ -97,9 +93,7 @@ func (db *DB) NameListingEntries(ctx context.Context, e ListingEntries) (named i
 				} else if codes == l.Codes {
 					continue
 				}
-				if _, err := tx.exec(`UPDATE listings SET entry_index = ?, entry_codes = ? WHERE domain = ?
-					AND catalog_url = ? AND identifier = ? AND card_key = ? AND remote_norm = ?`,
-					index, codes, l.domain, l.CatalogURL, l.Identifier, l.CardKey, l.RemoteNorm); err != nil {
+				if err := l.describe(tx, index, codes); err != nil {
 					return err
 				}
 				if codes != l.Codes {

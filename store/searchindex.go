@@ -38,12 +38,13 @@ import (
 
 // SearchIndex is the site search's index; see OpenSearchIndex.
 type SearchIndex struct {
-	db   *DB
-	idx  *sql.DB
-	path string
-	temp bool
-	keep *os.File // the kept index's lock file (SearchIndexOptions.Keep)
-	dbID string   // the database's identity (feed_state.db_id), kept with the index
+	db    *DB
+	idx   *sql.DB
+	path  string
+	temp  bool
+	keep  *os.File   // the kept index's lock file (SearchIndexOptions.Keep)
+	dbID  string     // the database's identity (feed_state.db_id), kept with a kept index
+	saved searchMeta // what saveMeta last wrote (a kept index's)
 
 	// mu lets one Refresh at a time write, and guards seq, exact, registry
 	// and gen; the API's narrowed searches read under it together, so none
@@ -171,13 +172,13 @@ func (db *DB) OpenSearchIndex(ctx context.Context, opts SearchIndexOptions) (*Se
 		path = f.Name()
 		f.Close()
 	}
-	dbID, _, err := scanFeedState(ctx, db.sql.QueryRowContext)
-	if err != nil {
-		return nil, fmt.Errorf("search index: %w", err)
-	}
-	s := &SearchIndex{db: db, path: path, temp: temp, dbID: dbID}
+	s := &SearchIndex{db: db, path: path, temp: temp}
 	s.maxCands.Store(maxSearchCandidates)
 	if opts.Keep {
+		var err error
+		if s.dbID, _, err = scanFeedState(ctx, db.sql.QueryRowContext); err != nil {
+			return nil, fmt.Errorf("search index: %w", err)
+		}
 		if s.keep, err = lockSearchIndex(path); err != nil {
 			return nil, err
 		}
@@ -290,6 +291,7 @@ func (s *SearchIndex) takeUp(ctx context.Context) (took bool, err error) {
 	}
 	s.seq, s.registry, s.gen = seq, registry, gen
 	s.exact.Store(exact)
+	s.saved = searchMeta{seq: seq, exact: exact, gen: gen, registry: registry}
 	// Searches read the feed records written since the index was exact,
 	// but nothing tells them of a Registry sync: an index whose Registry
 	// rows are out of date waits for its first Refresh.
@@ -301,15 +303,28 @@ func (s *SearchIndex) takeUp(ctx context.Context) (took bool, err error) {
 	return true, nil
 }
 
-// saveMeta records what the index holds, for the next process to take it
-// up (takeUp).
+// searchMeta is how far a kept index got (search_meta's row).
+type searchMeta struct {
+	seq, exact, gen int64
+	registry        string
+}
+
+// saveMeta records what a kept index holds, for the next process to take
+// it up (takeUp), when it moved since it was last recorded: Refresh runs
+// every few seconds, mostly finding nothing new. A temporary index
+// records nothing.
 func (s *SearchIndex) saveMeta(ctx context.Context) error {
+	m := searchMeta{seq: s.seq, exact: s.exact.Load(), gen: s.gen, registry: s.registry}
+	if s.keep == nil || m == s.saved {
+		return nil
+	}
 	if _, err := s.idx.ExecContext(ctx, `INSERT INTO search_meta (id, layout, db_id, seq, exact, registry, gen)
 		VALUES (1, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET layout = excluded.layout, db_id = excluded.db_id,
 		seq = excluded.seq, exact = excluded.exact, registry = excluded.registry, gen = excluded.gen`,
-		searchLayout, s.dbID, s.seq, s.exact.Load(), s.registry, s.gen); err != nil {
+		searchLayout, s.dbID, m.seq, m.exact, m.registry, m.gen); err != nil {
 		return fmt.Errorf("search index: %w", err)
 	}
+	s.saved = m
 	return nil
 }
 
