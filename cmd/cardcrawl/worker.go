@@ -398,7 +398,9 @@ func (w *worker) recompute(ctx context.Context, every time.Duration) {
 		w.log.Warn("scheduled recomputation failed", "err", runErr)
 	default:
 		w.recomputedAt = w.feedVersion(ctx)
-		w.log.Info("recomputed", "pairs", rec.Reconcile.Pairs, "namespaces", rec.Namespaces.Namespaces, "took", w.recomputeTook)
+		if !rec.Skipped {
+			w.log.Info("recomputed", "pairs", rec.Reconcile.Pairs, "namespaces", rec.Namespaces.Namespaces, "took", w.recomputeTook)
+		}
 	}
 	if err := w.st.FinishSchedule(context.WithoutCancel(ctx), recomputeSchedule, runErr); err != nil {
 		w.log.Warn("recompute schedule", "err", err)

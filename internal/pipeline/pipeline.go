@@ -6,10 +6,13 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"iter"
 	"log/slog"
+	"os"
+	"runtime/debug"
 
 	"github.com/cardcrawl/cardcrawl/discover"
 	"github.com/cardcrawl/cardcrawl/internal/category/recompute"
@@ -30,7 +33,10 @@ type Store interface {
 	revalidate.Documents
 	revalidate.Entries
 	recompute.Store
+	reconcile.Kinds
 	MarkNamespacesComplete(ctx context.Context) (bool, error)
+	RecomputeState(ctx context.Context) (now, marked string, err error)
+	MarkRecomputed(ctx context.Context, key string) error
 }
 
 // Options configure the steps that follow a change.
@@ -43,13 +49,19 @@ type Options struct {
 	// that older rules judged (crawl --revalidate); the crawl itself then
 	// judges what it fetches.
 	Revalidate bool
+	// Build names the rules the steps apply (a new build may reconcile or
+	// categorise differently); "" is this program's (buildID).
+	Build string
 }
 
-// Recomputed is what the steps after a change produced.
+// Recomputed is what the steps after a change produced. Skipped: they did
+// not run, their inputs being those of an earlier run that changed nothing;
+// Reconcile then counts what that run stored, and the rest is zero.
 type Recomputed struct {
 	Reconcile  reconcile.Counts
 	Namespaces namespace.Summary
 	Categories recompute.Result
+	Skipped    bool
 }
 
 // Crawled is what a crawl did, what was re-judged before it (with
@@ -154,8 +166,34 @@ func after(ctx context.Context, st Store, opts Options, v *registry.Validator, s
 
 // Recompute runs the steps that follow any change: the reconciliation,
 // the namespace list, then the Registry entries' remotes and every
-// server's category (Categories).
+// server's category (Categories). At 100,000 servers they take seconds
+// even when nothing changed, so a run that changed nothing records its
+// inputs (and the build, whose rules they apply), and a later run with the
+// same skips them. A run that wrote something is not recorded: its writes
+// and another writer's look the same, so the next run repeats it and
+// records that one.
 func Recompute(ctx context.Context, st Store, opts Options) (*Recomputed, error) {
+	// Network checks of namespaces are news whatever the inputs.
+	var key, before string
+	if opts.Namespaces.Checker == nil {
+		build := cmp.Or(opts.Build, buildID())
+		now, marked, err := st.RecomputeState(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if build != "" {
+			key, before = build+"|"+now, now
+		}
+		if key != "" && key == marked {
+			counts, err := reconcile.Stored(ctx, st)
+			if err != nil {
+				return nil, err
+			}
+			logger(opts).Info("recomputation skipped: nothing it reads changed since the last", "pairs", counts.Pairs,
+				"card_only", counts.CardOnly, "registry_only", counts.RegistryOnly)
+			return &Recomputed{Reconcile: counts, Skipped: true}, nil
+		}
+	}
 	rec, err := reconcile.Run(ctx, st, reconcile.Options{Logger: opts.Logger})
 	if err != nil {
 		return nil, err
@@ -168,7 +206,55 @@ func Recompute(ctx context.Context, st Store, opts Options) (*Recomputed, error)
 	if err != nil {
 		return nil, err
 	}
+	if key != "" {
+		after, _, err := st.RecomputeState(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if after == before {
+			if err := st.MarkRecomputed(ctx, key); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return &Recomputed{Reconcile: rec, Namespaces: ns, Categories: cats}, nil
+}
+
+func logger(opts Options) *slog.Logger {
+	if opts.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return opts.Logger
+}
+
+// buildID names this program's build: its module revision when built from
+// a clean checkout, else the executable itself (its path, size and time),
+// so a rebuilt program never takes an older build's recomputation for its
+// own; "" when neither is known, and then nothing is skipped.
+func buildID() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if rev != "" && modified == "false" {
+			return bi.GoVersion + " " + rev
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %d %d", exe, fi.Size(), fi.ModTime().UnixNano())
 }
 
 // CategoryStore is what Categories needs.

@@ -486,6 +486,20 @@ func Run(ctx context.Context, db Store, opts Options) (Counts, error) {
 	return n, nil
 }
 
+// Kinds counts a stored reconciliation's rows by kind.
+type Kinds interface {
+	ReconcileKinds(ctx context.Context) (map[string]int, error)
+}
+
+// Stored counts the reconciliation the last Run stored, as Run counted it.
+func Stored(ctx context.Context, db Kinds) (Counts, error) {
+	k, err := db.ReconcileKinds(ctx)
+	if err != nil {
+		return Counts{}, err
+	}
+	return Counts{Pairs: k[KindPair], CardOnly: k[KindCardOnly], RegistryOnly: k[KindRegistryOnly]}, nil
+}
+
 // Compute reconciles as Run does but only reads the store, returning the
 // whole Result (for a read-only command that prints it).
 func Compute(ctx context.Context, db Source, opts Options) (Result, error) {
