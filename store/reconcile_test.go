@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -184,5 +186,141 @@ func testSaveNamespacesInStatements(t *testing.T, dsn string) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("namespaces (-want +got):\n%s", diff)
+	}
+}
+
+// TestReconcileWriterKeepsWhatIsUnchanged: a reconciliation equal to the
+// stored one, row for row, writes nothing (its rows, their time and the
+// swap's generation stay); one that differs anywhere replaces it whole,
+// the rows before the first difference included; and one that compared
+// with rows another computation replaced meanwhile says so.
+func TestReconcileWriterKeepsWhatIsUnchanged(t *testing.T) {
+	eachDialect(t, testReconcileWriterKeepsWhatIsUnchanged)
+}
+
+func testReconcileWriterKeepsWhatIsUnchanged(t *testing.T, dsn string) {
+	var clock time.Time
+	tick := func() time.Time { clock = clock.Add(time.Second); return clock }
+	db := open(t, dsn, tick)
+	ctx := context.Background()
+	// Rows over three pages of the comparison (500 each).
+	var base []store.ReconcileRow
+	for i := range 1203 {
+		base = append(base, store.ReconcileRow{Kind: "card_only", CardKey: fmt.Sprintf("https://c%04d.example/card", i),
+			CardName: "com.example/c" + strconv.Itoa(i), Detail: fmt.Sprintf("c%04d.example", i), Diffs: "[]"})
+	}
+	base[3] = store.ReconcileRow{Kind: "pair", CardKey: base[3].CardKey, CardName: "com.example/c3", Source: "https://registry.example",
+		Name: "com.example/c3", Version: "1.0.0", Basis: "name", Detail: "com.example/c3", Diffs: `[{"field":"version"}]`}
+	type state struct {
+		Rows []store.ReconcileRow
+		Gen  int64
+	}
+	read := func() state {
+		t.Helper()
+		rows, err := db.ReconcileResults(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s state
+		if err := db.SQL().QueryRow(`SELECT reconcile_gen FROM feed_state WHERE id = 1`).Scan(&s.Gen); err != nil {
+			t.Fatal(err)
+		}
+		s.Rows = rows
+		return s
+	}
+	without := func(rows []store.ReconcileRow) []store.ReconcileRow {
+		out := make([]store.ReconcileRow, len(rows))
+		for i, r := range rows {
+			r.ComputedAt = ""
+			out[i] = r
+		}
+		return out
+	}
+	if err := db.ReplaceReconcile(ctx, base); err != nil {
+		t.Fatal(err)
+	}
+	stored := read()
+	if err := db.ReplaceReconcile(ctx, base); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(stored, read()); diff != "" {
+		t.Errorf("the same reconciliation again changed what is stored (-before +after):\n%s", diff)
+	}
+
+	edit := func(f func(rows []store.ReconcileRow) []store.ReconcileRow) []store.ReconcileRow {
+		return f(append([]store.ReconcileRow(nil), base...))
+	}
+	for _, c := range []struct {
+		what string
+		rows []store.ReconcileRow
+	}{
+		{"a row on the second page", edit(func(r []store.ReconcileRow) []store.ReconcileRow { r[700].Detail = "x"; return r })},
+		{"the first row", edit(func(r []store.ReconcileRow) []store.ReconcileRow { r[0].CardName = "x"; return r })},
+		{"the pair's diffs", edit(func(r []store.ReconcileRow) []store.ReconcileRow { r[3].Diffs = ""; return r })},
+		{"the last rows gone", base[:1190]},
+		{"rows after the last", append(append([]store.ReconcileRow(nil), base...), base[:5]...)},
+		{"every row gone", nil},
+		{"back", base},
+	} {
+		before := read()
+		if err := db.ReplaceReconcile(ctx, c.rows); err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		after := read()
+		want := without(c.rows)
+		for i := range want {
+			if want[i].Diffs == "" {
+				want[i].Diffs = "[]"
+			}
+		}
+		if diff := cmp.Diff(want, without(after.Rows), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: stored (-want +got):\n%s", c.what, diff)
+		}
+		if after.Gen != before.Gen+1 {
+			t.Errorf("%s: generation %d -> %d, want one swap", c.what, before.Gen, after.Gen)
+		}
+	}
+
+	// Another computation swaps its rows in while this one compares.
+	other := edit(func(r []store.ReconcileRow) []store.ReconcileRow { r[1].Detail = "other"; return r })
+	for _, c := range []struct {
+		what  string
+		added []store.ReconcileRow // before the other swap; then a row that differs, then Commit
+		last  []store.ReconcileRow
+	}{
+		{"before the first difference", base[:600], []store.ReconcileRow{{Kind: "card_only", CardKey: "new"}}},
+		{"with nothing different", base, nil},
+	} {
+		if err := db.ReplaceReconcile(ctx, base); err != nil {
+			t.Fatal(err)
+		}
+		w, err := db.NewReconcileWriter(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range c.added {
+			if err := w.Add(ctx, r); err != nil {
+				t.Fatalf("%s: %v", c.what, err)
+			}
+		}
+		if err := db.ReplaceReconcile(ctx, other); err != nil {
+			t.Fatal(err)
+		}
+		err = nil
+		for _, r := range c.last {
+			if err = w.Add(ctx, r); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = w.Commit(ctx)
+		}
+		w.Abort(ctx)
+		if !errors.Is(err, store.ErrReconcileMoved) {
+			t.Errorf("%s: %v, want ErrReconcileMoved", c.what, err)
+		}
+		if diff := cmp.Diff(without(other), without(read().Rows)); diff != "" {
+			t.Errorf("%s: the other computation's rows (-want +got):\n%s", c.what, diff)
+		}
 	}
 }

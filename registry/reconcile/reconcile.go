@@ -13,6 +13,7 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -452,6 +453,17 @@ type Counts struct {
 // that do not parse are skipped and logged, not fatal.
 func Run(ctx context.Context, db Store, opts Options) (Counts, error) {
 	opts.defaults()
+	for tries := 1; ; tries++ {
+		// Another computation that swapped its result in while this one
+		// compared with the stored one: compare with that.
+		n, err := run(ctx, db, opts)
+		if !errors.Is(err, store.ErrReconcileMoved) || tries == 3 {
+			return n, err
+		}
+	}
+}
+
+func run(ctx context.Context, db Store, opts Options) (Counts, error) {
 	var n Counts
 	w, err := db.NewReconcileWriter(ctx)
 	if err != nil {
