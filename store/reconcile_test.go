@@ -60,15 +60,35 @@ func testNamespaceSweepRemovesTheRest(t *testing.T, dsn string) {
 	tick := func() time.Time { clock = clock.Add(time.Second); return clock }
 	db := open(t, dsn, tick)
 	ctx := context.Background()
+	// Named now: com.example by a listed card, io.github.octo by a latest
+	// Registry entry. No longer: org.example (its card's one listing is
+	// retired), net.example (an older Registry version only).
+	for _, q := range []string{
+		`INSERT INTO domains (domain, added_at, state) VALUES ('a.example', 'now', 'done'), ('old.example', 'now', 'done')`,
+		`INSERT INTO cards (key, sha256, grade, name, json, first_seen, last_seen, changed_at) VALUES
+			('https://a.example/card', 'x', 'conformant', 'com.example/a', '{}', 'now', 'now', 'now'),
+			('https://old.example/card', 'x', 'conformant', 'org.example/old', '{}', 'now', 'now', 'now')`,
+		`INSERT INTO listings (domain, catalog_url, identifier, card_key, remote_norm, active, first_seen, last_seen) VALUES
+			('a.example', 'https://a.example/c', 'i', 'https://a.example/card', '', TRUE, 'now', 'now'),
+			('old.example', 'https://old.example/c', 'i', 'https://old.example/card', '', FALSE, 'now', 'now')`,
+		`INSERT INTO registry_entries (source, name, version, is_latest, server_json, first_seen, last_seen, changed_at) VALUES
+			('https://registry.example', 'io.github.octo/t', '1.0.0', TRUE, '{}', 'now', 'now', 'now'),
+			('https://registry.example', 'net.example/t', '0.9.0', FALSE, '{}', 'now', 'now', 'now')`,
+	} {
+		if _, err := db.SQL().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := db.SaveNamespaces(ctx, []store.NamespaceRow{
 		{Namespace: "com.example", Kind: "domain", Domain: "example.com", Method: "dns", Result: `{"method":"dns"}`, CheckedAt: "t1"},
+		{Namespace: "net.example", Kind: "domain", Domain: "example.net", Method: "none", CheckedAt: "t1"},
 		{Namespace: "org.example", Kind: "domain", Domain: "example.org", Method: "none", CheckedAt: "t1"},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	// com.example is still named (only classified this time), org.example
-	// is not: its row goes, com.example keeps its earlier outcome. The
-	// sweep saves in two batches.
+	// and net.example are not: their rows go, com.example keeps its
+	// earlier outcome. The sweep saves in two batches.
 	sweep := db.StartNamespaceSweep()
 	for _, batch := range [][]store.NamespaceRow{
 		{{Namespace: "com.example", Kind: "domain", Domain: "example.com"}},
@@ -91,6 +111,16 @@ func testNamespaceSweepRemovesTheRest(t *testing.T, dsn string) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("namespaces (-want +got):\n%s", diff)
+	}
+	// A new check of a stored namespace is written, its kind and domain
+	// the same.
+	checked := store.NamespaceRow{Namespace: "com.example", Kind: "domain", Domain: "example.com", Method: "http",
+		Result: `{"method":"http"}`, CheckedAt: "t3"}
+	if err := db.SaveNamespaces(ctx, []store.NamespaceRow{checked}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := db.Namespace(ctx, "com.example"); err != nil || !ok || got != checked {
+		t.Errorf("after a new check: %+v, %v, %v; want %+v", got, ok, err, checked)
 	}
 }
 
