@@ -548,10 +548,12 @@ func TestCollectGroupsAcrossCardsAndEntries(t *testing.T) {
 		`INSERT INTO domains (domain, added_at, state) VALUES ('a.example', 'now', 'done'), ('c.example', 'now', 'done')`,
 		`INSERT INTO cards (key, sha256, name, grade, json, first_seen, last_seen, changed_at) VALUES
 			('https://a.example/card', 'x', 'com.example/a', 'conformant', '{"name":"com.example/a","repository":{"url":"https://github.com/e/a"}}', 'now', 'now', 'now'),
-			('https://c.example/card', 'x', 'com.example/c', 'conformant', '{"name":"com.example/c"}', 'now', 'now', 'now')`,
+			('https://c.example/card', 'x', 'com.example/c', 'conformant', '{"name":"com.example/c"}', 'now', 'now', 'now'),
+			('https://c.example/octo', 'x', 'io.github.octo/x', 'conformant', '{"name":"io.github.octo/x","repository":{"url":"https://github.com/octo/x"}}', 'now', 'now', 'now')`,
 		`INSERT INTO listings (domain, catalog_url, identifier, card_key, remote_norm, first_seen, last_seen) VALUES
 			('a.example', 'https://a.example/c', 'i', 'https://a.example/card', '', 'now', 'now'),
-			('c.example', 'https://c.example/c', 'i', 'https://c.example/card', '', 'now', 'now')`,
+			('c.example', 'https://c.example/c', 'i', 'https://c.example/card', '', 'now', 'now'),
+			('c.example', 'https://c.example/c', 'j', 'https://c.example/octo', '', 'now', 'now')`,
 	} {
 		if _, err := db.SQL().Exec(q); err != nil {
 			t.Fatal(err)
@@ -560,6 +562,8 @@ func TestCollectGroupsAcrossCardsAndEntries(t *testing.T) {
 	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: "https://registry.example", Entries: []store.RegistryEntry{
 		{Name: "com.example/b", Version: "1", ReportedLatest: true, ServerJSON: `{"name":"com.example/b","version":"1"}`},
 		{Name: "com.example.sub/z", Version: "1", ReportedLatest: true, ServerJSON: `{"name":"com.example.sub/z","version":"1"}`},
+		{Name: "io.github.octo/y", Version: "1", ReportedLatest: true,
+			ServerJSON: `{"name":"io.github.octo/y","version":"1","repository":{"url":"https://github.com/octo/y"}}`},
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -575,9 +579,12 @@ func TestCollectGroupsAcrossCardsAndEntries(t *testing.T) {
 	for _, s := range got {
 		names = append(names, short{s.Namespace.Name, s.Servers, s.RepoURLs})
 	}
+	// Repositories verify an io.github namespace only, so only its are
+	// read.
 	want := []short{
 		{"com.example.sub", []string{"com.example.sub/z"}, []string{}},
-		{"com.example", []string{"com.example/a", "com.example/b", "com.example/c"}, []string{"https://github.com/e/a"}},
+		{"com.example", []string{"com.example/a", "com.example/b", "com.example/c"}, []string{}},
+		{"io.github.octo", []string{"io.github.octo/x", "io.github.octo/y"}, []string{"https://github.com/octo/x", "https://github.com/octo/y"}},
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("subjects (-want +got):\n%s", diff)

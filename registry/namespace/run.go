@@ -27,7 +27,8 @@ type Store interface {
 }
 
 // Subject is one namespace found among cards and Registry entries, with the
-// repository URLs its servers name.
+// repository URLs its servers name (for an io.github namespace, the only
+// kind they verify).
 type Subject struct {
 	Namespace Namespace
 	Servers   []string // distinct server names, sorted
@@ -52,15 +53,15 @@ func Collect(ctx context.Context, db Docs) ([]Subject, error) {
 // names ("ns/…") are adjacent, so one namespace is held at a time.
 func Each(ctx context.Context, db Docs, fn func(Subject) error) error {
 	var (
-		cur            string
+		cur            Namespace
 		servers, repos map[string]bool
 	)
 	flush := func() error {
-		if cur == "" {
+		if cur.Name == "" {
 			return nil
 		}
-		err := fn(Subject{Namespace: Classify(cur), Servers: keys(servers), RepoURLs: keys(repos)})
-		cur = ""
+		err := fn(Subject{Namespace: cur, Servers: keys(servers), RepoURLs: keys(repos)})
+		cur = Namespace{}
 		return err
 	}
 	err := db.EachNamedDoc(ctx, func(d store.NamedDoc) error {
@@ -68,13 +69,19 @@ func Each(ctx context.Context, db Docs, fn func(Subject) error) error {
 		if ns == "" {
 			return nil
 		}
-		if ns != cur {
+		if ns != cur.Name {
 			if err := flush(); err != nil {
 				return err
 			}
-			cur, servers, repos = ns, map[string]bool{}, map[string]bool{}
+			cur, servers, repos = Classify(ns), map[string]bool{}, map[string]bool{}
 		}
 		servers[d.Name] = true
+		// Only an io.github namespace is verified by its servers'
+		// repositories; reading every document for them was half the
+		// namespace pass.
+		if cur.Kind != KindGitHub {
+			return nil
+		}
 		var doc struct {
 			Repository *struct {
 				URL string `json:"url"`
