@@ -501,32 +501,42 @@ func testReconcile(t *testing.T, open Open) {
 func testNamespaces(t *testing.T, open Open) {
 	ctx, c := context.Background(), newClock()
 	st := open(t, c.now)
-	_, err := st.Enqueue(ctx, []string{"b.example", "a.example"}, store.EnqueueOptions{})
+	_, err := st.Enqueue(ctx, []string{"b.example", "a.example", "c.example"}, store.EnqueueOptions{})
 	check(t, err)
 	check(t, st.SaveDomain(ctx, result("b.example", 1)))
 	check(t, st.SaveDomain(ctx, result("a.example", 1)))
+	org := result("c.example", 1)
+	org.Cards[0].Name, org.Cards[0].JSON = "org.example/c", []byte(`{"name":"org.example/c"}`)
+	check(t, st.SaveDomain(ctx, org))
 	check(t, st.WriteRegistry(ctx, store.RegistryWrite{Source: "r", Entries: []store.RegistryEntry{
 		{Name: "com.example/a.example", Version: "1", ReportedLatest: true, ServerJSON: `{}`},
-		{Name: "org.example/z", Version: "1", ReportedLatest: true, ServerJSON: `{}`}}}))
+		{Name: "net.example/z", Version: "1", ReportedLatest: true, ServerJSON: `{}`}}}))
 	var names []string
 	check(t, st.EachNamedDoc(ctx, func(d store.NamedDoc) error { names = append(names, d.Name); return nil }))
-	diff(t, "named documents in byte order", []string{"com.example/a.example", "com.example/a.example", "com.example/b.example", "org.example/z"}, names)
+	diff(t, "named documents in byte order", []string{"com.example/a.example", "com.example/a.example", "com.example/b.example",
+		"net.example/z", "org.example/c"}, names)
 
 	sweep := st.StartNamespaceSweep()
 	check(t, sweep.Save(ctx, []store.NamespaceRow{
 		{Namespace: "com.example", Kind: "domain", Domain: "example.com", Method: "http", Result: `{"ok":true}`, CheckedAt: "2026-11-01T12:00:00Z"},
+		{Namespace: "net.example", Kind: "domain", Domain: "example.net"},
 		{Namespace: "org.example", Kind: "domain", Domain: "example.org"}}))
 	check(t, sweep.Finish(ctx))
 	c.add(time.Minute)
-	// A later sweep that names com.example only, and only classifies it:
-	// the earlier check's outcome stays; org.example goes.
+	// c.example stops listing its card, so nothing names org.example; a
+	// later sweep names the others, and only classifies com.example: the
+	// earlier check's outcome stays; org.example goes.
+	check(t, st.SaveDomain(ctx, store.DomainResult{Domain: "c.example", RunID: 2, Outcome: store.OutcomeNoCatalog,
+		Definitive: true, Class: "http_404", Reason: "gone"}))
 	sweep = st.StartNamespaceSweep()
-	check(t, sweep.Save(ctx, []store.NamespaceRow{{Namespace: "com.example", Kind: "domain", Domain: "example.com"}}))
+	check(t, sweep.Save(ctx, []store.NamespaceRow{{Namespace: "com.example", Kind: "domain", Domain: "example.com"},
+		{Namespace: "net.example", Kind: "domain", Domain: "example.net"}}))
 	check(t, sweep.Finish(ctx))
 	rows, err := st.Namespaces(ctx)
 	check(t, err)
 	diff(t, "namespaces", []store.NamespaceRow{{Namespace: "com.example", Kind: "domain", Domain: "example.com", Method: "http",
-		Result: `{"ok":true}`, CheckedAt: "2026-11-01T12:00:00.000000000Z"}}, rows)
+		Result: `{"ok":true}`, CheckedAt: "2026-11-01T12:00:00.000000000Z"},
+		{Namespace: "net.example", Kind: "domain", Domain: "example.net", Result: "{}"}}, rows)
 	r, ok, err := st.Namespace(ctx, "com.example")
 	check(t, err)
 	if !ok || r.Method != "http" {
