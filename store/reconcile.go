@@ -134,6 +134,9 @@ type storedReconcileRow struct {
 	row ReconcileRow
 }
 
+// reconcileGen reads which swap of the stored reconciliation is current.
+const reconcileGen = `SELECT reconcile_gen FROM feed_state WHERE id = 1`
+
 // ErrReconcileMoved: another computation replaced the stored
 // reconciliation while this one compared its rows with it; run again.
 var ErrReconcileMoved = errors.New("the stored reconciliation was replaced during the computation")
@@ -165,7 +168,7 @@ func (db *DB) NewReconcileWriter(ctx context.Context) (ReconcileWriter, error) {
 	}
 	w := &reconcileWriter{db: db, token: hex.EncodeToString(tok[:]), same: true}
 	// Read before any stored row: a swap after it moves it.
-	if err := db.sql.QueryRowContext(ctx, `SELECT reconcile_gen FROM feed_state WHERE id = 1`).Scan(&w.gen); err != nil {
+	if err := db.sql.QueryRowContext(ctx, reconcileGen).Scan(&w.gen); err != nil {
 		return nil, fmt.Errorf("save reconciliation: %w", err)
 	}
 	return w, nil
@@ -245,7 +248,7 @@ func (w *reconcileWriter) diverge(ctx context.Context) error {
 	res, err := w.db.sql.ExecContext(ctx, `INSERT INTO reconcile_staging (token, created_at, kind, card_key, card_name,
   source, name, version, status, basis, detail, diffs)
 SELECT ?, ?, kind, card_key, card_name, source, name, version, status, basis, detail, diffs FROM reconcile_results
-WHERE id <= ? AND (SELECT reconcile_gen FROM feed_state WHERE id = 1) = ? ORDER BY id`,
+WHERE id <= ? AND (`+reconcileGen+`) = ? ORDER BY id`,
 		w.token, w.db.Now(), w.sameThrough, w.gen)
 	if err != nil {
 		return fmt.Errorf("save reconciliation: %w", err)
@@ -303,7 +306,7 @@ func (w *reconcileWriter) Commit(ctx context.Context) error {
 		}
 		if !more {
 			var gen int64
-			if err := w.db.sql.QueryRowContext(ctx, `SELECT reconcile_gen FROM feed_state WHERE id = 1`).Scan(&gen); err != nil {
+			if err := w.db.sql.QueryRowContext(ctx, reconcileGen).Scan(&gen); err != nil {
 				return fmt.Errorf("save reconciliation: %w", err)
 			}
 			if gen != w.gen {
@@ -432,14 +435,13 @@ type NamespaceRow struct {
 // upsertNamespaces is the head of a multi-row upsert of namespace rows
 // (namespaceColumns columns a row), then its conflict clause.
 const (
-	upsertNamespaces = `INSERT INTO namespaces (namespace, kind, domain, method, result, checked_at, swept_at) VALUES `
-	namespaceColumns = 7
+	upsertNamespaces = `INSERT INTO namespaces (namespace, kind, domain, method, result, checked_at) VALUES `
+	namespaceColumns = 6
 	onNamespace      = `
 ON CONFLICT (namespace) DO UPDATE SET kind = excluded.kind, domain = excluded.domain,
   method = CASE WHEN excluded.checked_at = '' THEN namespaces.method ELSE excluded.method END,
   result = CASE WHEN excluded.checked_at = '' THEN namespaces.result ELSE excluded.result END,
-  checked_at = CASE WHEN excluded.checked_at = '' THEN namespaces.checked_at ELSE excluded.checked_at END,
-  swept_at = CASE WHEN excluded.swept_at > namespaces.swept_at THEN excluded.swept_at ELSE namespaces.swept_at END`
+  checked_at = CASE WHEN excluded.checked_at = '' THEN namespaces.checked_at ELSE excluded.checked_at END`
 )
 
 // namespacesPerStatement is how many namespace rows one read and one
@@ -450,10 +452,10 @@ const namespacesPerStatement = 128
 // SaveNamespaces upserts namespace rows. A row with CheckedAt "" (only
 // classified, not checked) never overwrites an earlier check's outcome.
 func (db *DB) SaveNamespaces(ctx context.Context, rows []NamespaceRow) error {
-	return db.saveNamespaces(ctx, rows, db.Now())
+	return db.saveNamespaces(ctx, rows)
 }
 
-func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, sweep string) error {
+func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow) error {
 	// The feed's statements below are prepared once, on the handle, when
 	// no transaction holds it (a sweep saves a batch at a time).
 	db.stmts.prepareMissing(ctx, db.sql)
@@ -475,7 +477,7 @@ func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, sweep str
 			seen[rows[n].Namespace] = true
 			n++
 		}
-		if err := saveNamespaceRows(ctx, tx, feed, rows[:n], sweep, now, &seq); err != nil {
+		if err := saveNamespaceRows(ctx, tx, feed, rows[:n], now, &seq); err != nil {
 			return err
 		}
 		rows = rows[n:]
@@ -489,7 +491,7 @@ func (db *DB) saveNamespaces(ctx context.Context, rows []NamespaceRow, sweep str
 // saveNamespaceRows upserts rows, each namespace once, in one statement
 // after reading what they held, and touches the feed records of those that
 // changed.
-func saveNamespaceRows(ctx context.Context, tx *sql.Tx, feed *txw, rows []NamespaceRow, sweep, now string, seq *int64) error {
+func saveNamespaceRows(ctx context.Context, tx *sql.Tx, feed *txw, rows []NamespaceRow, now string, seq *int64) error {
 	names := make([]string, len(rows))
 	for i, r := range rows {
 		names[i] = r.Namespace
@@ -522,7 +524,7 @@ func saveNamespaceRows(ctx context.Context, tx *sql.Tx, feed *txw, rows []Namesp
 		if ok && r.CheckedAt == "" && o.Kind == r.Kind && o.Domain == r.Domain {
 			continue
 		}
-		args = append(args, r.Namespace, r.Kind, r.Domain, r.Method, cmp.Or(r.Result, "{}"), normTime(r.CheckedAt), sweep)
+		args = append(args, r.Namespace, r.Kind, r.Domain, r.Method, cmp.Or(r.Result, "{}"), normTime(r.CheckedAt))
 		n++
 	}
 	if n > 0 {
@@ -557,20 +559,18 @@ type NamespaceSweep interface {
 	Finish(ctx context.Context) error
 }
 
-// namespaceSweep stamps the rows it writes with the sweep's start.
-type namespaceSweep struct {
-	db    *DB
-	start string
-}
+// namespaceSweep needs no state of its own: Finish reads what is named
+// from the names themselves.
+type namespaceSweep struct{ db *DB }
 
 // StartNamespaceSweep begins replacing the namespace list.
 func (db *DB) StartNamespaceSweep() NamespaceSweep {
-	return &namespaceSweep{db: db, start: db.Now()}
+	return &namespaceSweep{db: db}
 }
 
 // Save upserts a batch as SaveNamespaces does.
 func (s *namespaceSweep) Save(ctx context.Context, rows []NamespaceRow) error {
-	return s.db.saveNamespaces(ctx, rows, s.start)
+	return s.db.saveNamespaces(ctx, rows)
 }
 
 // namedNamespaces are the namespaces some card a domain lists or some

@@ -173,6 +173,9 @@ func after(ctx context.Context, st Store, opts Options, v *registry.Validator, s
 // and another writer's look the same, so the next run repeats it and
 // records that one.
 func Recompute(ctx context.Context, st Store, opts Options) (*Recomputed, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	// Network checks of namespaces are news whatever the inputs.
 	var key, before string
 	if opts.Namespaces.Checker == nil {
@@ -189,7 +192,7 @@ func Recompute(ctx context.Context, st Store, opts Options) (*Recomputed, error)
 			if err != nil {
 				return nil, err
 			}
-			logger(opts).Info("recomputation skipped: nothing it reads changed since the last", "pairs", counts.Pairs,
+			opts.Logger.Info("recomputation skipped: nothing it reads changed since the last", "pairs", counts.Pairs,
 				"card_only", counts.CardOnly, "registry_only", counts.RegistryOnly)
 			return &Recomputed{Reconcile: counts, Skipped: true}, nil
 		}
@@ -218,13 +221,6 @@ func Recompute(ctx context.Context, st Store, opts Options) (*Recomputed, error)
 		}
 	}
 	return &Recomputed{Reconcile: rec, Namespaces: ns, Categories: cats}, nil
-}
-
-func logger(opts Options) *slog.Logger {
-	if opts.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return opts.Logger
 }
 
 // buildID names this program's build: its module revision when built from
