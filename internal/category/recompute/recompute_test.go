@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,21 +28,41 @@ func (f fixture) exec(q string, args ...any) {
 	}
 }
 
-// endpoint lists an endpoint whose card has the given name and description,
-// and, when tools is not nil, an ok probe that listed those tools.
+// endpoint lists an endpoint, on a domain of its own, whose card has the
+// given name and description, and, when tools is not nil, an ok probe that
+// listed those tools. It is saved as a crawl saves it, so the feed record
+// the category pass reads is written with it.
 func (f fixture) endpoint(norm, name, desc string, tools []string) {
 	f.t.Helper()
+	ctx := context.Background()
+	domain := strings.NewReplacer("https://", "", "/", "-").Replace(norm)
+	if _, err := f.db.Enqueue(ctx, []string{domain}, store.EnqueueOptions{}); err != nil {
+		f.t.Fatal(err)
+	}
 	key := "https://cards.example/" + norm
-	f.exec(`INSERT INTO cards (key, sha256, name, description, grade, json, first_seen, last_seen, changed_at)
-		VALUES (?, 'x', ?, ?, 'conformant', '{}', ?, ?, ?)`, key, name, desc, at, at, at)
-	f.exec(`INSERT INTO remotes (url_norm, url, type, card_key, json, first_seen, last_seen, changed_at)
-		VALUES (?, ?, 'streamable-http', ?, '{}', ?, ?, ?)`, norm, norm, key, at, at, at)
-	f.exec(`INSERT INTO listings (domain, catalog_url, identifier, card_key, remote_norm, first_seen, last_seen)
-		VALUES ('d.example', 'https://d.example/c', ?, ?, ?, ?, ?)`, norm, key, norm, at, at)
+	r := store.DomainResult{Domain: domain, Outcome: store.OutcomeCatalog, Definitive: true,
+		CatalogURL: "https://" + domain + "/.well-known/ai-catalog.json",
+		Cards: []store.CardRecord{{Key: key, SHA256: "h-" + norm, Name: name, Description: desc, Grade: "conformant",
+			JSON: []byte(`{}`)}},
+		Remotes: []store.RemoteRecord{{URLNorm: norm, URL: norm, Type: "streamable-http", CardKey: key, JSON: []byte(`{}`)}}}
+	r.Listings = []store.ListingRecord{{CatalogURL: r.CatalogURL, Identifier: "i", CardKey: key, RemoteNorm: norm}}
+	if err := f.db.SaveDomain(ctx, r); err != nil {
+		f.t.Fatal(err)
+	}
 	if tools != nil {
 		rec, _ := json.Marshal(map[string]any{"outcome": "ok", "toolNames": tools, "toolCount": len(tools)})
 		f.exec(`INSERT INTO probes (remote_norm, url, probed_at, outcome, result) VALUES (?, ?, ?, 'ok', ?)`,
 			norm, norm, at, string(rec))
+	}
+}
+
+// unlist saves the endpoint's domain again, without a catalog.
+func (f fixture) unlist(norm string) {
+	f.t.Helper()
+	domain := strings.NewReplacer("https://", "", "/", "-").Replace(norm)
+	if err := f.db.SaveDomain(context.Background(), store.DomainResult{Domain: domain, Outcome: store.OutcomeNoCatalog,
+		Definitive: true}); err != nil {
+		f.t.Fatal(err)
 	}
 }
 
@@ -70,10 +91,6 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	// Listings name their domain (a declared foreign key).
-	if _, err := db.SQL().Exec(`INSERT INTO domains (domain, added_at, state) VALUES ('d.example', 'now', 'done')`); err != nil {
-		t.Fatal(err)
-	}
 	f := fixture{t, db}
 	travelTools := []string{"search_flights", "book_hotel", "list_airports"}
 	f.endpoint("https://a.example/mcp", "com.example/flight-finder", "", nil)
@@ -125,7 +142,7 @@ func TestRun(t *testing.T) {
 
 	// One gateway stops listing: 19 left, the set is no longer common and
 	// its tools decide; the gone server's category is removed.
-	f.exec(`UPDATE listings SET active = 0 WHERE remote_norm = 'https://gw00.example/mcp'`)
+	f.unlist("https://gw00.example/mcp")
 	f.exec(`DELETE FROM probes WHERE remote_norm = 'https://gw00.example/mcp'`)
 	f.exec(`DELETE FROM endpoint_tools WHERE remote_norm = 'https://gw00.example/mcp'`)
 	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Changed != 19 || res.Removed != 1 || res.CommonSets != 0 {
