@@ -69,9 +69,12 @@ func (db *DB) SaveEndpointTools(ctx context.Context, rows []EndpointTools) error
 	return db.inSQLTx(ctx, "save tool sets", func(tx *sql.Tx) error {
 		for _, r := range rows {
 			names, _ := json.Marshal(nonNil(r.ToolNames))
-			if _, err := tx.ExecContext(ctx, `INSERT INTO endpoint_tools (remote_norm, probe_id, fingerprint, tool_names, tool_count)
-				VALUES (?, ?, ?, ?, ?) ON CONFLICT (remote_norm) DO UPDATE SET probe_id = excluded.probe_id,
-				fingerprint = excluded.fingerprint, tool_names = excluded.tool_names, tool_count = excluded.tool_count`,
+			// seq: the change number now, which a category pass that began
+			// before this write read no later (EachCategorySubjectSince).
+			if _, err := tx.ExecContext(ctx, `INSERT INTO endpoint_tools (remote_norm, probe_id, fingerprint, tool_names, tool_count, seq)
+				VALUES (?, ?, ?, ?, ?, (SELECT seq FROM feed_state WHERE id = 1)) ON CONFLICT (remote_norm) DO UPDATE SET
+				probe_id = excluded.probe_id, fingerprint = excluded.fingerprint, tool_names = excluded.tool_names,
+				tool_count = excluded.tool_count, seq = excluded.seq`,
 				r.RemoteNorm, r.ProbeID, r.Fingerprint, string(names), r.ToolCount); err != nil {
 				return err
 			}
@@ -115,26 +118,7 @@ type subjectKey struct{ registry, subject string }
 // ok probe), cards that declare no remote, and latest Registry
 // entries (with the tools of the first of their remotes an ok probe listed).
 func (db *DB) EachCategorySubject(ctx context.Context, fn func(CategorySubject) error) error {
-	scan := func(rows *sql.Rows) (CategorySubject, error) {
-		var s CategorySubject
-		var names sql.NullString
-		var count sql.NullInt64
-		var fp, stored sql.NullString
-		err := rows.Scan(&s.Kind, &s.Registry, &s.Subject, &s.Name, &s.Title, &s.Description, &s.ServerJSON,
-			&names, &count, &fp, &stored)
-		if err != nil {
-			return s, err
-		}
-		if names.Valid {
-			_ = json.Unmarshal([]byte(names.String), &s.ToolNames) // written by SaveEndpointTools
-		}
-		s.ToolCount, s.Fingerprint, s.StoredInputs = int(count.Int64), fp.String, stored.String
-		return s, nil
-	}
 	key := func(s CategorySubject) subjectKey { return subjectKey{s.Registry, s.Subject} }
-	stored := func(kind string) string {
-		return `(SELECT sc.inputs FROM server_categories sc WHERE sc.kind = '` + kind + `' AND sc.registry = x.registry AND sc.subject = x.subject)`
-	}
 	// Each query's cursor is (registry, subject); the cards' and their
 	// endpoints' registry is '', so their keyset is "registry is '' and
 	// the key is past the subject": written as a row comparison with ''
@@ -156,7 +140,41 @@ func (db *DB) EachCategorySubject(ctx context.Context, fn func(CategorySubject) 
 		FROM feed_servers f
 		WHERE ? = '' AND f.kind = 1 AND f.key > ? AND f.removed_at IS NULL
 		ORDER BY f.key LIMIT ?`,
-		`SELECT 'registry', x.registry, x.subject, e.name, '', '', e.server_json, t.tool_names, t.tool_count, t.fingerprint, ` + stored(KindRegistry) + `
+	}
+	for _, q := range queries {
+		if err := eachSubjectPage(ctx, db.sql, q, key, fn); err != nil {
+			return err
+		}
+	}
+	return db.eachRegistrySubject(ctx, fn)
+}
+
+// eachSubjectPage pages q, whose cursor is (registry, subject), to fn.
+func eachSubjectPage(ctx context.Context, q interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, query string, key func(CategorySubject) subjectKey, fn func(CategorySubject) error) error {
+	return eachPage(categoryPage, func(after subjectKey) ([]CategorySubject, error) {
+		page, err := collect(ctx, q, scanCategorySubject, query, after.registry, after.subject, categoryPage)
+		if err != nil {
+			return nil, fmt.Errorf("category inputs: %w", err)
+		}
+		return page, nil
+	}, key, fn)
+}
+
+// eachRegistrySubject calls fn for every latest Registry entry, with the
+// tools of the first of its remotes an ok probe listed.
+func (db *DB) eachRegistrySubject(ctx context.Context, fn func(CategorySubject) error) error {
+	return eachSubjectPage(ctx, db.sql, registrySubjects,
+		func(s CategorySubject) subjectKey { return subjectKey{s.Registry, s.Subject} }, fn)
+}
+
+// registrySubjects is a page of latest Registry entries as category
+// subjects, after the cursor (source, name).
+const registrySubjects = `SELECT 'registry', x.registry, x.subject, e.name, '', '', e.server_json,
+		  t.tool_names, t.tool_count, t.fingerprint,
+		  (SELECT sc.inputs FROM server_categories sc WHERE sc.kind = 'registry' AND sc.registry = x.registry
+		    AND sc.subject = x.subject)
 		FROM (SELECT source AS registry, name AS subject, version FROM registry_entries
 		      WHERE is_latest = 1 AND (source, name) > (?, ?) ORDER BY source, name LIMIT ?) x
 		JOIN registry_entries e ON e.source = x.registry AND e.name = x.subject AND e.version = x.version
@@ -164,21 +182,32 @@ func (db *DB) EachCategorySubject(ctx context.Context, fn func(CategorySubject) 
 		      JOIN endpoint_tools t2 ON t2.remote_norm = rr.url_norm
 		      WHERE rr.source = x.registry AND rr.name = x.subject AND rr.version = x.version
 		      ORDER BY rr.url_norm LIMIT 1)
-		ORDER BY x.registry, x.subject`,
+		ORDER BY x.registry, x.subject`
+
+// scanCategorySubject scans a row of EachCategorySubject's queries: kind,
+// registry, subject, name, title, description, server.json, then the tool
+// set's names, count and fingerprint, and the stored inputs.
+func scanCategorySubject(rows *sql.Rows) (CategorySubject, error) {
+	var s CategorySubject
+	var names sql.NullString
+	var count sql.NullInt64
+	var fp, stored sql.NullString
+	err := rows.Scan(&s.Kind, &s.Registry, &s.Subject, &s.Name, &s.Title, &s.Description, &s.ServerJSON,
+		&names, &count, &fp, &stored)
+	if err != nil {
+		return s, err
 	}
-	for _, q := range queries {
-		err := eachPage(categoryPage, func(after subjectKey) ([]CategorySubject, error) {
-			page, err := collect(ctx, db.sql, scan, q, after.registry, after.subject, categoryPage)
-			if err != nil {
-				return nil, fmt.Errorf("category inputs: %w", err)
-			}
-			return page, nil
-		}, key, fn)
-		if err != nil {
-			return err
-		}
+	decodeToolNames(names, &s.ToolNames)
+	s.ToolCount, s.Fingerprint, s.StoredInputs = int(count.Int64), fp.String, stored.String
+	return s, nil
+}
+
+// decodeToolNames decodes a tool set's names as SaveEndpointTools wrote
+// them; NULL when the endpoint has none.
+func decodeToolNames(names sql.NullString, into *[]string) {
+	if names.Valid {
+		_ = json.Unmarshal([]byte(names.String), into)
 	}
-	return nil
 }
 
 // CategoryRow is one server's stored category.
@@ -241,13 +270,21 @@ func (db *DB) PruneCategories(ctx context.Context) (int64, error) {
 		(kind = 'endpoint' AND NOT EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = server_categories.subject AND l.active = 1))
 		OR (kind = 'card' AND NOT EXISTS (SELECT 1 FROM listings l WHERE l.card_key = server_categories.subject
 		    AND l.active = 1 AND l.remote_norm = ''))
-		OR (kind = 'registry' AND NOT EXISTS (SELECT 1 FROM registry_entries e WHERE e.source = server_categories.registry
-		    AND e.name = server_categories.subject AND e.is_latest = 1))`)
+		OR (kind = 'registry' AND `+registryGone+`)`)
 	if err != nil {
 		return 0, fmt.Errorf("prune categories: %w", err)
 	}
 	return res.RowsAffected()
 }
+
+// registryGone holds for a category row of a Registry entry no longer
+// latest.
+const registryGone = `NOT EXISTS (SELECT 1 FROM registry_entries e WHERE e.source = server_categories.registry
+	AND e.name = server_categories.subject AND e.is_latest = 1)`
+
+// pruneRegistryCategories removes the categories of Registry entries no
+// longer latest.
+const pruneRegistryCategories = `DELETE FROM server_categories WHERE kind = 'registry' AND ` + registryGone
 
 // uncategorized says whether a server the site shows has no stored
 // category to read: a listed card without remotes or a listed endpoint
@@ -271,14 +308,21 @@ const registryRowless = `NOT EXISTS (SELECT 1 FROM server_categories sc
 // rows whose category is empty, and the servers written since
 // (sinceMark), instead of computing every server's row. It reads
 // the change number before checking: a server that comes after the check
-// moves the number past the one recorded.
+// moves the number past the one recorded. After a mark, only the records
+// written since it and the Registry's endpoints are checked: no pass
+// removes the row of a server still listed, and a server listed again has
+// its record written again.
 func (db *DB) MarkCategoriesComplete(ctx context.Context) (bool, error) {
-	_, seq, err := scanFeedState(ctx, db.sql.QueryRowContext)
-	if err != nil {
+	var seq, mark int64
+	if err := db.sql.QueryRowContext(ctx, `SELECT seq, categories_seq FROM feed_state WHERE id = 1`).Scan(&seq, &mark); err != nil {
 		return false, fmt.Errorf("categories complete: %w", err)
 	}
+	query, args := uncategorized, []any(nil)
+	if mark >= 0 {
+		query, args = uncategorizedSince, []any{mark}
+	}
 	var missing bool
-	if err := db.sql.QueryRowContext(ctx, uncategorized).Scan(&missing); err != nil {
+	if err := db.sql.QueryRowContext(ctx, query, args...).Scan(&missing); err != nil {
 		return false, fmt.Errorf("categories complete: %w", err)
 	}
 	if missing {
@@ -289,6 +333,14 @@ func (db *DB) MarkCategoriesComplete(ctx context.Context) (bool, error) {
 	}
 	return true, nil
 }
+
+// uncategorizedSince is uncategorized for the servers whose records were
+// written after a change number, and every Registry endpoint.
+const uncategorizedSince = `SELECT EXISTS (SELECT 1 FROM feed_servers f WHERE f.seq > ? AND f.removed_at IS NULL
+	  AND NOT EXISTS (SELECT 1 FROM server_categories sc
+	    WHERE sc.kind = CASE WHEN f.kind = 0 THEN '` + KindEndpoint + `' ELSE '` + KindCard + `' END
+	      AND sc.registry = '' AND sc.subject = f.key))
+	OR EXISTS (SELECT 1 FROM registry_remotes rr WHERE ` + registryRowless + `)`
 
 // categoriesComplete says whether every server has had a stored category
 // since the last change (MarkCategoriesComplete), and the change number

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 
 	"github.com/cardcrawl/cardcrawl/internal/category"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -25,9 +26,13 @@ type Store interface {
 	SaveEndpointTools(ctx context.Context, rows []store.EndpointTools) error
 	CommonToolSets(ctx context.Context, minServers int) ([]string, error)
 	EachCategorySubject(ctx context.Context, fn func(store.CategorySubject) error) error
+	EachCategorySubjectSince(ctx context.Context, seq int64, fn func(store.CategorySubject) error) error
 	SaveCategories(ctx context.Context, rows []store.CategoryRow) error
 	PruneCategories(ctx context.Context) (int64, error)
+	PruneCategoriesSince(ctx context.Context, seq int64) (int64, error)
 	MarkCategoriesComplete(ctx context.Context) (bool, error)
+	CategoryMark(ctx context.Context) (mark string, seq int64, err error)
+	SwapCategoryMark(ctx context.Context, old, mark string) (bool, error)
 }
 
 // Options configure Run.
@@ -44,20 +49,37 @@ type Result struct {
 	Servers    int `json:"servers"`    // servers looked at
 	Changed    int `json:"changed"`    // categories written
 	Removed    int `json:"removed"`    // categories of servers no longer listed
+	// Since: the servers looked at were those written since the last
+	// pass began (and the Registry's entries), not every server.
+	Since bool `json:"since"`
 }
 
 // batch is how many rows are written per transaction.
 const batch = 500
 
-// Run brings every stored category up to date.
+// Run brings every stored category up to date. A category is computed
+// from a server's text, its tool set, whether that set counts as common,
+// and the rules; when the last pass recorded where it began (its mark) and
+// neither the rules nor the common sets changed since, the servers written
+// since and the endpoints whose tool set was stored since are the only
+// ones whose inputs can differ, so only they (and the Registry's entries,
+// which have no feed record) are read.
 func Run(ctx context.Context, st Store, opts Options) (Result, error) {
 	var res Result
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	rules := opts.Rules
 	if rules == nil {
 		var err error
 		if rules, err = category.Load(); err != nil {
 			return res, fmt.Errorf("category rules: %w", err)
 		}
+	}
+	// Read first: whatever is written from here on is past the number.
+	stored, seq, err := st.CategoryMark(ctx)
+	if err != nil {
+		return res, err
 	}
 	if err := toolSets(ctx, st, &res); err != nil {
 		return res, err
@@ -71,6 +93,9 @@ func Run(ctx context.Context, st Store, opts Options) (Result, error) {
 		common[category.Fingerprint(fp)] = struct{}{}
 	}
 	res.CommonSets = len(common)
+	basis := markBasis(rules.Version(), fps)
+	since, ok := sinceMark(stored, basis)
+	res.Since = ok
 
 	var pending []store.CategoryRow
 	flush := func() error {
@@ -82,7 +107,7 @@ func Run(ctx context.Context, st Store, opts Options) (Result, error) {
 		pending = pending[:0]
 		return err
 	}
-	err = st.EachCategorySubject(ctx, func(s store.CategorySubject) error {
+	each := func(s store.CategorySubject) error {
 		res.Servers++
 		srv := serverOf(s)
 		fp := category.Fingerprint(s.Fingerprint)
@@ -98,22 +123,60 @@ func Run(ctx context.Context, st Store, opts Options) (Result, error) {
 			return flush()
 		}
 		return nil
-	})
+	}
+	if res.Since {
+		err = st.EachCategorySubjectSince(ctx, since, each)
+	} else {
+		err = st.EachCategorySubject(ctx, each)
+	}
 	if err == nil {
 		err = flush()
 	}
 	if err != nil {
 		return res, err
 	}
-	n, err := st.PruneCategories(ctx)
+	var n int64
+	if res.Since {
+		n, err = st.PruneCategoriesSince(ctx, since)
+	} else {
+		n, err = st.PruneCategories(ctx)
+	}
 	res.Removed = int(n)
 	if err != nil {
 		return res, err
 	}
 	// Every server the pass read has a category now; one that came during
 	// it may not, and then the mark is not made.
-	_, err = st.MarkCategoriesComplete(ctx)
-	return res, err
+	if _, err = st.MarkCategoriesComplete(ctx); err != nil {
+		return res, err
+	}
+	if _, err = st.SwapCategoryMark(ctx, stored, basis+strconv.FormatInt(seq, 10)); err != nil {
+		return res, err
+	}
+	opts.Logger.Debug("categories recomputed", "servers", res.Servers, "changed", res.Changed, "removed", res.Removed,
+		"since", res.Since)
+	return res, nil
+}
+
+// markBasis is what a mark holds besides its change number: the rules'
+// version and the common tool sets (fps, sorted), hashed.
+func markBasis(version string, fps []string) string {
+	h := sha256.New()
+	for _, fp := range fps {
+		h.Write([]byte(strconv.Itoa(len(fp)) + ":" + fp))
+	}
+	return "v1 " + version + " " + hex.EncodeToString(h.Sum(nil)[:16]) + " "
+}
+
+// sinceMark returns the change number a stored mark holds when it was
+// made on basis; ok false when none was or it was made on another.
+func sinceMark(stored, basis string) (seq int64, ok bool) {
+	rest, found := strings.CutPrefix(stored, basis)
+	if !found {
+		return 0, false
+	}
+	seq, err := strconv.ParseInt(rest, 10, 64)
+	return seq, err == nil
 }
 
 // toolSets records the tool set of every endpoint whose latest ok probe is

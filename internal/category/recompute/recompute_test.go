@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cardcrawl/cardcrawl/internal/category/recompute"
+	"github.com/cardcrawl/cardcrawl/internal/pgtest"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -84,9 +85,17 @@ func (f fixture) categories() map[string]string {
 	return out
 }
 
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
 func TestRun(t *testing.T) {
+	t.Parallel()
+	t.Run("sqlite", func(t *testing.T) { testRun(t, filepath.Join(t.TempDir(), "c.db")) })
+	t.Run("postgres", func(t *testing.T) { testRun(t, pgtest.NewDB(t)) })
+}
+
+func testRun(t *testing.T, dsn string) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"), store.Options{})
+	db, err := store.Open(ctx, dsn, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +111,7 @@ func TestRun(t *testing.T) {
 		f.endpoint(fmt.Sprintf("https://gw%02d.example/mcp", i), "com.example/gateway", "", gateway)
 	}
 	f.exec(`INSERT INTO registry_entries (source, name, version, status, is_latest, server_json, first_seen, last_seen, changed_at)
-		VALUES ('https://registry.example', 'io.github.x/acme', '1.0.0', 'active', 1,
+		VALUES ('https://registry.example', 'io.github.x/acme', '1.0.0', 'active', TRUE,
 		'{"name":"io.github.x/acme","description":"Stock quotes"}', ?, ?, ?)`, at, at, at)
 
 	res, err := recompute.Run(ctx, db, recompute.Options{})
@@ -135,9 +144,50 @@ func TestRun(t *testing.T) {
 		t.Error("a run that categorized every server did not mark the categories complete")
 	}
 
-	// Nothing new: nothing written.
-	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Changed != 0 || res.ToolSets != 0 {
+	// Nothing new: nothing written. Read: the Registry's entry, and the 21
+	// endpoints whose tool sets the first run stored at the change number
+	// it began at (a tool set stored at the mark's number is read once
+	// more, as one stored there by a pass that stopped must be).
+	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Changed != 0 || res.ToolSets != 0 ||
+		!res.Since || res.Servers != 22 {
 		t.Errorf("second run = %+v, %v", res, err)
+	}
+
+	// A server's text changes and a new one comes: only they are read
+	// (with the Registry's entry), and what they say is what a pass over
+	// every server says. Both are written: a's inputs changed, though its
+	// name still decides.
+	f.endpoint("https://a.example/mcp", "com.example/flight-finder", "Recipes and groceries.", nil)
+	f.endpoint("https://d.example/mcp", "com.example/acme", "Recipes for dinner.", nil)
+	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || !res.Since || res.Servers != 3 || res.Changed != 2 {
+		t.Errorf("after a changed and a new server = %+v, %v", res, err)
+	}
+	want["endpoint https://d.example/mcp"] = "food_delivery/description"
+	if diff := cmp.Diff(want, f.categories()); diff != "" {
+		t.Errorf("categories after a changed and a new server (-want +got):\n%s", diff)
+	}
+	f.agreesWithEveryServer()
+
+	// A tool set stored by a pass that stopped before categorising (the
+	// probe's own, so no later pass stores it again) is read by the next.
+	c := f.latestProbe("https://c.example/mcp")
+	if err := db.SaveEndpointTools(ctx, []store.EndpointTools{{RemoteNorm: "https://c.example/mcp", ProbeID: c,
+		Fingerprint: "x", ToolNames: []string{"play_song", "music_search", "podcast_feed"}, ToolCount: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || !res.Since || res.ToolSets != 0 || res.Changed != 1 {
+		t.Errorf("after a tool set stored = %+v, %v", res, err)
+	}
+	if got := f.categories()["endpoint https://c.example/mcp"]; got != "media/tools" {
+		t.Errorf("after a tool set stored: %q", got)
+	}
+	f.agreesWithEveryServer()
+	f.exec(`DELETE FROM endpoint_tools WHERE remote_norm = 'https://c.example/mcp'`) // read again below
+	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.ToolSets != 1 || res.Changed != 1 {
+		t.Errorf("after the tool set was dropped = %+v, %v", res, err)
+	}
+	if got := f.categories()["endpoint https://c.example/mcp"]; got != "travel/tools" {
+		t.Errorf("after the tool set was dropped: %q", got)
 	}
 
 	// One gateway stops listing: 19 left, the set is no longer common and
@@ -145,8 +195,9 @@ func TestRun(t *testing.T) {
 	f.unlist("https://gw00.example/mcp")
 	f.exec(`DELETE FROM probes WHERE remote_norm = 'https://gw00.example/mcp'`)
 	f.exec(`DELETE FROM endpoint_tools WHERE remote_norm = 'https://gw00.example/mcp'`)
-	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Changed != 19 || res.Removed != 1 || res.CommonSets != 0 {
-		t.Errorf("third run = %+v, %v", res, err)
+	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Changed != 19 || res.Removed != 1 ||
+		res.CommonSets != 0 || res.Since {
+		t.Errorf("after a set stopped being common = %+v, %v", res, err)
 	}
 	if got := f.categories()["endpoint https://gw01.example/mcp"]; got != "travel/tools" {
 		t.Errorf("gateway after the set stopped being common: %q", got)
@@ -155,10 +206,59 @@ func TestRun(t *testing.T) {
 	// A newer ok probe with other tools is read again.
 	rec, _ := json.Marshal(map[string]any{"outcome": "ok", "toolNames": []string{"play_song", "music_search", "podcast_feed"}, "toolCount": 3})
 	f.exec(`INSERT INTO probes (remote_norm, url, probed_at, outcome, result) VALUES ('https://c.example/mcp', 'x', ?, 'ok', ?)`, at, string(rec))
-	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Changed != 1 || res.ToolSets != 1 {
+	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Changed != 1 || res.ToolSets != 1 || !res.Since {
 		t.Errorf("after a new probe = %+v, %v", res, err)
 	}
 	if got := f.categories()["endpoint https://c.example/mcp"]; got != "media/tools" {
 		t.Errorf("after a new probe: %q", got)
 	}
+	f.agreesWithEveryServer()
+
+	// A server no longer listed loses its category in a pass over what
+	// changed, and the categories stay complete.
+	f.unlist("https://b.example/mcp")
+	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || !res.Since || res.Removed != 1 || res.Changed != 0 {
+		t.Errorf("after a server left = %+v, %v", res, err)
+	}
+	if got, ok := f.categories()["endpoint https://b.example/mcp"]; ok {
+		t.Errorf("a server no longer listed kept its category %q", got)
+	}
+	f.agreesWithEveryServer()
+	if err := db.SQL().QueryRow(`SELECT seq = categories_seq FROM feed_state WHERE id = 1`).Scan(&marked); err != nil || !marked {
+		t.Errorf("categories complete after a pass over what changed: %v, %v", marked, err)
+	}
+
+	// A pass another overtook leaves its mark out.
+	mark, _, err := db.CategoryMark(ctx)
+	if err != nil || mark == "" {
+		t.Fatalf("mark %q, %v", mark, err)
+	}
+	f.exec(`UPDATE feed_state SET categorized = 'another'`)
+	if ok, err := db.SwapCategoryMark(ctx, mark, mark+"0"); ok || err != nil {
+		t.Errorf("swap over another pass's mark = %v, %v", ok, err)
+	}
+	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Since {
+		t.Errorf("after another mark = %+v, %v", res, err)
+	}
+}
+
+// agreesWithEveryServer checks that a pass over every server finds
+// nothing more to write or remove than the passes before it did.
+func (f fixture) agreesWithEveryServer() {
+	f.t.Helper()
+	f.exec(`UPDATE feed_state SET categorized = ''`)
+	res, err := recompute.Run(context.Background(), f.db, recompute.Options{})
+	if err != nil || res.Since || res.Changed != 0 || res.Removed != 0 {
+		f.t.Errorf("a pass over every server = %+v, %v", res, err)
+	}
+}
+
+// latestProbe is the id of an endpoint's latest probe.
+func (f fixture) latestProbe(norm string) int64 {
+	f.t.Helper()
+	var id int64
+	if err := f.db.SQL().QueryRow(`SELECT MAX(id) FROM probes WHERE remote_norm = ?`, norm).Scan(&id); err != nil {
+		f.t.Fatal(err)
+	}
+	return id
 }
