@@ -5,6 +5,6 @@
 -- number, the endpoints whose tool set was stored at or after it (seq, the
 -- change number when it was stored) and the Registry's entries, instead of
 -- every server.
-ALTER TABLE feed_state ADD COLUMN categorized TEXT NOT NULL DEFAULT '';
+ALTER TABLE feed_state ADD COLUMN categorized TEXT COLLATE "C" NOT NULL DEFAULT '';
 ALTER TABLE endpoint_tools ADD COLUMN seq BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX endpoint_tools_seq ON endpoint_tools (seq, remote_norm);
