@@ -56,23 +56,13 @@ func (db *DB) listedCardPage(ctx context.Context, after string) ([]ReconcileCard
 	for i, c := range cards {
 		index[c.Key] = i
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT DISTINCT card_key, domain FROM listings
-		WHERE active = TRUE AND card_key >= ? AND card_key <= ? ORDER BY card_key, domain`, cards[0].Key, cards[len(cards)-1].Key)
-	if err != nil {
-		return nil, fmt.Errorf("read listings: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var key, domain string
-		if err := rows.Scan(&key, &domain); err != nil {
-			return nil, fmt.Errorf("read listings: %w", err)
-		}
+	err = db.eachListingDomain(ctx, cards[0].Key, cards[len(cards)-1].Key, func(key, domain string) {
 		if i, ok := index[key]; ok {
 			cards[i].Domains = append(cards[i].Domains, domain)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read listings: %w", err)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return cards, nil
 }
@@ -92,6 +82,10 @@ type ReconcileRow struct {
 	Detail     string
 	Diffs      string
 	ComputedAt string
+	// Inputs names what a card's row was computed from (CardStamp); ""
+	// for a Registry-only row. Only the writer and ReconcileCursor read
+	// it back.
+	Inputs string
 }
 
 // ReconcileWriter stores one reconciliation as it is computed: Add queues
@@ -99,6 +93,18 @@ type ReconcileRow struct {
 // reader sees either the old or the new one, never a mix), Abort drops
 // them. Every backend returns one from NewReconcileWriter.
 type ReconcileWriter interface {
+	// Basis names what this computation's rows follow from besides each
+	// card (the build, the Registry's state), stored with them by Commit,
+	// and says whether the stored rows follow from the same. Call it
+	// before Add; without it the basis is "".
+	Basis(basis string) (same bool)
+	// StoredCard returns the stored rows of a card (keys in increasing
+	// byte order, with only the fields that say what they pair), and for
+	// each card that has some, in order, KeepStored adds them as stored
+	// (in place of Add) or PassStored drops them.
+	StoredCard(ctx context.Context, key string) ([]ReconcileRow, error)
+	KeepStored(ctx context.Context) error
+	PassStored()
 	Add(ctx context.Context, r ReconcileRow) error
 	Commit(ctx context.Context) error
 	Abort(ctx context.Context)
@@ -119,13 +125,30 @@ type reconcileWriter struct {
 	// While same, the rows added so far are the stored reconciliation's
 	// first matched rows, in order, through id sameThrough, as stored by
 	// swap gen; stored holds the next stored rows, after the id read.
-	same        bool
-	gen         int64
-	matched     int64
-	sameThrough int64
-	stored      []storedReconcileRow
-	read        int64
-	readAll     bool
+	same bool
+	gen  int64
+	// storedBasis is the stored rows' basis (read with gen), basis this
+	// computation's.
+	storedBasis, basis string
+	matched            int64
+	sameThrough        int64
+	stored             []storedReconcileRow
+	read               int64
+	readAll            bool
+
+	// StoredCard reads the stored rows' keys in order into look (after id
+	// lookRead) and queues those it read past until KeepStored or
+	// PassStored resolves them; lookDone is the last stored row resolved,
+	// and gap says some stored row was passed over (not kept) since the
+	// rows matched. copies are the kept rows to stage, once something
+	// differs.
+	look     []storedKey
+	lookRead int64
+	lookAll  bool
+	queue    []lookedUp
+	lookDone int64
+	gap      bool
+	copies   []idRange
 }
 
 // storedReconcileRow is a stored row as Add compares it: no computed_at.
@@ -147,7 +170,7 @@ const reconcileBatch = 500
 
 // A staging row's columns, and how many rows one INSERT writes.
 const (
-	reconcileStagingColumns = 12
+	reconcileStagingColumns = 13
 	reconcileRowsPerInsert  = 100
 )
 
@@ -168,10 +191,18 @@ func (db *DB) NewReconcileWriter(ctx context.Context) (ReconcileWriter, error) {
 	}
 	w := &reconcileWriter{db: db, token: hex.EncodeToString(tok[:]), same: true}
 	// Read before any stored row: a swap after it moves it.
-	if err := db.sql.QueryRowContext(ctx, reconcileGen).Scan(&w.gen); err != nil {
+	if err := db.sql.QueryRowContext(ctx, `SELECT reconcile_gen, reconcile_basis FROM feed_state WHERE id = 1`).Scan(
+		&w.gen, &w.storedBasis); err != nil {
 		return nil, fmt.Errorf("save reconciliation: %w", err)
 	}
 	return w, nil
+}
+
+// Basis records this computation's basis and compares it with the stored
+// rows'.
+func (w *reconcileWriter) Basis(basis string) bool {
+	w.basis = basis
+	return basis == w.storedBasis
 }
 
 // Add queues a row, writing a batch to the staging table when one is full.
@@ -187,6 +218,10 @@ func (w *reconcileWriter) Add(ctx context.Context, r ReconcileRow) error {
 		if w.err = w.compare(ctx, r); w.err != nil || w.same {
 			return w.err
 		}
+	}
+	// Stored rows kept before this one are staged before it.
+	if w.err = w.copyStored(ctx); w.err != nil {
+		return w.err
 	}
 	w.batch = append(w.batch, r)
 	if len(w.batch) >= reconcileBatch {
@@ -215,14 +250,7 @@ func (w *reconcileWriter) compare(ctx context.Context, r ReconcileRow) error {
 // last.
 func (w *reconcileWriter) nextStored(ctx context.Context) (storedReconcileRow, bool, error) {
 	if len(w.stored) == 0 && !w.readAll {
-		page, err := collect(ctx, w.db.sql, func(rows *sql.Rows) (storedReconcileRow, error) {
-			var s storedReconcileRow
-			r := &s.row
-			err := rows.Scan(&s.id, &r.Kind, &r.CardKey, &r.CardName, &r.Source, &r.Name, &r.Version, &r.Status, &r.Basis,
-				&r.Detail, &r.Diffs)
-			return s, err
-		}, `SELECT id, kind, card_key, card_name, source, name, version, status, basis, detail, diffs
-			FROM reconcile_results WHERE id > ? ORDER BY id LIMIT ?`, w.read, reconcileBatch)
+		page, err := storedReconcilePage(ctx, w.db, w.read)
 		if err != nil {
 			return storedReconcileRow{}, false, fmt.Errorf("save reconciliation: %w", err)
 		}
@@ -237,6 +265,23 @@ func (w *reconcileWriter) nextStored(ctx context.Context) (storedReconcileRow, b
 	return w.stored[0], true, nil
 }
 
+// storedReconcilePage reads the stored rows after id, a batch of them, as
+// the writer compares them (no computed_at).
+func storedReconcilePage(ctx context.Context, db *DB, after int64) ([]storedReconcileRow, error) {
+	page, err := collect(ctx, db.sql, func(rows *sql.Rows) (storedReconcileRow, error) {
+		var s storedReconcileRow
+		r := &s.row
+		err := rows.Scan(&s.id, &r.Kind, &r.CardKey, &r.CardName, &r.Source, &r.Name, &r.Version, &r.Status, &r.Basis,
+			&r.Detail, &r.Diffs, &r.Inputs)
+		return s, err
+	}, `SELECT id, kind, card_key, card_name, source, name, version, status, basis, detail, diffs, inputs
+		FROM reconcile_results WHERE id > ? ORDER BY id LIMIT ?`, after, reconcileBatch)
+	if err != nil {
+		return nil, fmt.Errorf("read the stored reconciliation: %w", err)
+	}
+	return page, nil
+}
+
 // diverge stages the stored rows matched so far, from the swap they were
 // read from (one statement, so one snapshot of both); the rows that follow
 // are staged as added.
@@ -246,8 +291,8 @@ func (w *reconcileWriter) diverge(ctx context.Context) error {
 		return nil
 	}
 	res, err := w.db.sql.ExecContext(ctx, `INSERT INTO reconcile_staging (token, created_at, kind, card_key, card_name,
-  source, name, version, status, basis, detail, diffs)
-SELECT ?, ?, kind, card_key, card_name, source, name, version, status, basis, detail, diffs FROM reconcile_results
+  source, name, version, status, basis, detail, diffs, inputs)
+SELECT ?, ?, kind, card_key, card_name, source, name, version, status, basis, detail, diffs, inputs FROM reconcile_results
 WHERE id <= ? AND (`+reconcileGen+`) = ? ORDER BY id`,
 		w.token, w.db.Now(), w.sameThrough, w.gen)
 	if err != nil {
@@ -277,10 +322,10 @@ func (w *reconcileWriter) flush(ctx context.Context) error {
 		args = args[:0]
 		for _, r := range rows[:n] {
 			args = append(args, w.token, now, r.Kind, r.CardKey, r.CardName, r.Source, r.Name, r.Version,
-				r.Status, r.Basis, r.Detail, r.Diffs)
+				r.Status, r.Basis, r.Detail, r.Diffs, r.Inputs)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO reconcile_staging (token, created_at, kind, card_key, card_name,
-  source, name, version, status, basis, detail, diffs) VALUES `+valueRows(reconcileStagingColumns, n), args...); err != nil {
+  source, name, version, status, basis, detail, diffs, inputs) VALUES `+valueRows(reconcileStagingColumns, n), args...); err != nil {
 			return fmt.Errorf("save reconciliation: %w", err)
 		}
 		rows = rows[n:]
@@ -305,20 +350,17 @@ func (w *reconcileWriter) Commit(ctx context.Context) error {
 			return err
 		}
 		if !more {
-			var gen int64
-			if err := w.db.sql.QueryRowContext(ctx, reconcileGen).Scan(&gen); err != nil {
-				return fmt.Errorf("save reconciliation: %w", err)
-			}
-			if gen != w.gen {
-				return ErrReconcileMoved
-			}
-			return nil
+			return w.keep(ctx)
 		}
 		if err := w.diverge(ctx); err != nil {
 			return err
 		}
 	}
+	// At most one of the two holds rows: each stages the other's first.
 	if err := w.flush(ctx); err != nil {
+		return err
+	}
+	if err := w.copyStored(ctx); err != nil {
 		return err
 	}
 	tx, err := w.db.sql.BeginTx(ctx, nil)
@@ -333,12 +375,13 @@ func (w *reconcileWriter) Commit(ctx context.Context) error {
 		return fmt.Errorf("save reconciliation: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO reconcile_results (kind, card_key, card_name, source, name, version,
-  status, basis, detail, diffs, computed_at)
-SELECT kind, card_key, card_name, source, name, version, status, basis, detail, diffs, ?
+  status, basis, detail, diffs, inputs, computed_at)
+SELECT kind, card_key, card_name, source, name, version, status, basis, detail, diffs, inputs, ?
 FROM reconcile_staging WHERE token = ? ORDER BY id`, w.db.Now(), w.token); err != nil {
 		return fmt.Errorf("save reconciliation: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE feed_state SET reconcile_gen = reconcile_gen + 1 WHERE id = 1`); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE feed_state SET reconcile_gen = reconcile_gen + 1, reconcile_basis = ?
+		WHERE id = 1`, w.basis); err != nil {
 		return fmt.Errorf("save reconciliation: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM reconcile_staging WHERE token = ?`, w.token); err != nil {
@@ -346,6 +389,31 @@ FROM reconcile_staging WHERE token = ? ORDER BY id`, w.db.Now(), w.token); err !
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("save reconciliation: %w", err)
+	}
+	return nil
+}
+
+// keep leaves the stored reconciliation as it is, equal row for row to
+// this one, recording this one's basis with it when that is new; unless
+// another computation swapped its own in meanwhile.
+func (w *reconcileWriter) keep(ctx context.Context) error {
+	if w.basis == w.storedBasis {
+		var gen int64
+		if err := w.db.sql.QueryRowContext(ctx, reconcileGen).Scan(&gen); err != nil {
+			return fmt.Errorf("save reconciliation: %w", err)
+		}
+		if gen != w.gen {
+			return ErrReconcileMoved
+		}
+		return nil
+	}
+	res, err := w.db.sql.ExecContext(ctx, `UPDATE feed_state SET reconcile_basis = ? WHERE id = 1 AND reconcile_gen = ?`,
+		w.basis, w.gen)
+	if err != nil {
+		return fmt.Errorf("save reconciliation: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return ErrReconcileMoved
 	}
 	return nil
 }

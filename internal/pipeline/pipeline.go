@@ -176,10 +176,10 @@ func Recompute(ctx context.Context, st Store, opts Options) (*Recomputed, error)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	build := cmp.Or(opts.Build, buildID())
 	// Network checks of namespaces are news whatever the inputs.
 	var key, before string
 	if opts.Namespaces.Checker == nil {
-		build := cmp.Or(opts.Build, buildID())
 		now, marked, err := st.RecomputeState(ctx)
 		if err != nil {
 			return nil, err
@@ -197,7 +197,7 @@ func Recompute(ctx context.Context, st Store, opts Options) (*Recomputed, error)
 			return &Recomputed{Reconcile: counts, Skipped: true}, nil
 		}
 	}
-	rec, err := reconcile.Run(ctx, st, reconcile.Options{Logger: opts.Logger})
+	rec, err := reconcile.Run(ctx, st, reconcile.Options{Logger: opts.Logger, Build: build})
 	if err != nil {
 		return nil, err
 	}

@@ -201,11 +201,11 @@ type writeDuring struct {
 	write func() error
 }
 
-func (w writeDuring) EachListedCard(ctx context.Context, fn func(store.ReconcileCard) error) error {
+func (w writeDuring) EachListedCardStamp(ctx context.Context, fn func([]store.CardStamp) error) error {
 	if err := w.write(); err != nil {
 		return err
 	}
-	return w.DB.EachListedCard(ctx, fn)
+	return w.DB.EachListedCardStamp(ctx, fn)
 }
 
 // A write by another process during a recomputation that itself changed

@@ -12,6 +12,8 @@ package reconcile
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -198,6 +200,8 @@ type matcher struct {
 	// directions of the subdomain relation are map lookups.
 	underDomain map[string][]string
 	matched     []bool
+	// byVersion finds an entry by source, name and version (pairedBefore).
+	byVersion map[[3]string]int
 }
 
 func newMatcher(entries []Entry) *matcher {
@@ -302,6 +306,22 @@ func (m *matcher) match(c Card) ([]Pair, *CardOnly) {
 }
 
 // registryOnly lists the entries no card matched so far, by source and name.
+// pairedBefore marks the entries of a card's stored pairs as matched, as
+// matching the card again would.
+func (m *matcher) pairedBefore(rows []store.ReconcileRow) {
+	if m.byVersion == nil {
+		m.byVersion = make(map[[3]string]int, len(m.entries))
+		for i, e := range m.entries {
+			m.byVersion[[3]string{e.Source, e.Name, e.Version}] = i
+		}
+	}
+	for _, r := range rows {
+		if i, ok := m.byVersion[[3]string{r.Source, r.Name, r.Version}]; ok && r.Kind == KindPair {
+			m.matched[i] = true
+		}
+	}
+}
+
 func (m *matcher) registryOnly() []RegistryOnly {
 	out := []RegistryOnly{}
 	for i, e := range m.entries {
@@ -420,6 +440,11 @@ func nonNil(s []string) []string {
 // Options configure Run and Compute.
 type Options struct {
 	Logger *slog.Logger
+	// Build names the program's rules (internal/pipeline's build id). With
+	// one, Run stores what each card's rows were computed from and takes a
+	// card's stored rows as they are while that is the same; "" computes
+	// every card.
+	Build string
 }
 
 // Source is what a reconciliation reads: the latest Registry entries and
@@ -429,11 +454,16 @@ type Source interface {
 	EachListedCard(ctx context.Context, fn func(store.ReconcileCard) error) error
 }
 
-// Store is what Run needs: the Source, and somewhere to replace the stored
-// reconciliation as a whole.
+// Store is what Run needs: the Source, somewhere to replace the stored
+// reconciliation as a whole (which also reads a card's stored rows), and
+// what taking a card's stored rows needs: the cards without their JSON,
+// the JSON of those that changed, and the Registry's state.
 type Store interface {
 	Source
 	NewReconcileWriter(ctx context.Context) (store.ReconcileWriter, error)
+	EachListedCardStamp(ctx context.Context, fn func([]store.CardStamp) error) error
+	CardsJSON(ctx context.Context, keys []string) (map[string]string, error)
+	RegistryFingerprint(ctx context.Context) (string, error)
 }
 
 // Results reads a stored reconciliation back (Load).
@@ -441,9 +471,12 @@ type Results interface {
 	ReconcileResults(ctx context.Context) ([]store.ReconcileRow, error)
 }
 
-// Counts is how many results of each kind a reconciliation produced.
+// Counts is how many results of each kind a reconciliation produced, and
+// of how many cards it took the stored rows as they were (Run with a
+// Build; never counted by Stored).
 type Counts struct {
 	Pairs, CardOnly, RegistryOnly int
+	Reused                        int
 }
 
 // Run reconciles the cards domains list now with the latest Registry
@@ -465,10 +498,22 @@ func Run(ctx context.Context, db Store, opts Options) (Counts, error) {
 
 func run(ctx context.Context, db Store, opts Options) (Counts, error) {
 	var n Counts
+	// The Registry's state is read before its entries: entries read after
+	// a change are then stored as computed from the state before it, and
+	// computed again next time, never the other way round.
+	var basis string
+	if opts.Build != "" {
+		fp, err := db.RegistryFingerprint(ctx)
+		if err != nil {
+			return n, fmt.Errorf("reconcile: %w", err)
+		}
+		basis = hashParts("v1", opts.Build, fp)
+	}
 	w, err := db.NewReconcileWriter(ctx)
 	if err != nil {
 		return n, fmt.Errorf("reconcile: %w", err)
 	}
+	reuse := w.Basis(basis) && basis != ""
 	add := func(rows ...store.ReconcileRow) error {
 		for _, r := range rows {
 			if err := w.Add(ctx, r); err != nil {
@@ -477,16 +522,26 @@ func run(ctx context.Context, db Store, opts Options) (Counts, error) {
 		}
 		return nil
 	}
-	err = walk(ctx, db, opts, func(pairs []Pair, only *CardOnly) error {
-		n.Pairs += len(pairs)
-		if only != nil {
-			n.CardOnly++
-		}
-		return add(cardRows(pairs, only)...)
-	}, func(rest []RegistryOnly) error {
+	card := func(rows []store.ReconcileRow) error {
+		countKinds(&n, rows)
+		return add(rows...)
+	}
+	rest := func(rest []RegistryOnly) error {
 		n.RegistryOnly = len(rest)
 		return add(registryRows(rest)...)
-	})
+	}
+	if basis == "" {
+		err = walk(ctx, db, opts, func(pairs []Pair, only *CardOnly) error { return card(cardRows(pairs, only)) }, rest)
+	} else {
+		err = walkStamped(ctx, db, opts, w, reuse, func(rows []store.ReconcileRow, reused bool) error {
+			if !reused {
+				return card(rows)
+			}
+			n.Reused++
+			countKinds(&n, rows)
+			return w.KeepStored(ctx)
+		}, rest)
+	}
 	if err == nil {
 		err = w.Commit(ctx)
 	}
@@ -495,7 +550,20 @@ func run(ctx context.Context, db Store, opts Options) (Counts, error) {
 		return n, fmt.Errorf("reconcile: %w", err)
 	}
 	opts.Logger.Info("reconciled", "pairs", n.Pairs, "card_only", n.CardOnly, "registry_only", n.RegistryOnly)
+	opts.Logger.Debug("reconciled cards", "reused", n.Reused)
 	return n, nil
+}
+
+// countKinds counts a card's rows.
+func countKinds(n *Counts, rows []store.ReconcileRow) {
+	for _, r := range rows {
+		switch r.Kind {
+		case KindPair:
+			n.Pairs++
+		case KindCardOnly:
+			n.CardOnly++
+		}
+	}
 }
 
 // Kinds counts a stored reconciliation's rows by kind.
@@ -543,20 +611,10 @@ func (o *Options) defaults() {
 // listed cards through it in key order (calling card for each), then hands
 // the entries no card matched to rest.
 func walk(ctx context.Context, db Source, opts Options, card func([]Pair, *CardOnly) error, rest func([]RegistryOnly) error) error {
-	var entries []Entry
-	if err := db.EachLatestRegistryEntry(ctx, func(se store.RegistryEntry) error {
-		e := Entry{Source: se.Source, Name: se.Name, Version: se.Version, Status: se.Status}
-		if err := json.Unmarshal([]byte(se.ServerJSON), &e.Server); err != nil {
-			// A mistyped field must not hide the entry: keep name and version.
-			e.Server = servercard.Card{Name: se.Name, Version: se.Version}
-			opts.Logger.Warn("reconcile: server.json does not fit the card shape", "name", se.Name, "version", se.Version, "err", err)
-		}
-		entries = append(entries, e)
-		return nil
-	}); err != nil {
+	m, err := loadMatcher(ctx, db, opts)
+	if err != nil {
 		return err
 	}
-	m := newMatcher(entries)
 	if err := db.EachListedCard(ctx, func(sc store.ReconcileCard) error {
 		c := Card{Key: sc.Key, Domains: sc.Domains}
 		if err := json.Unmarshal([]byte(sc.JSON), &c.Card); err != nil {
@@ -568,6 +626,112 @@ func walk(ctx context.Context, db Source, opts Options, card func([]Pair, *CardO
 		return err
 	}
 	return rest(m.registryOnly())
+}
+
+// walkStamped is walk for Run with a build: each card's rows carry a hash
+// of what they follow from besides the basis (the build and the Registry's
+// state, stored once), and with reuse (the stored rows' basis is this
+// one's) a card whose stored rows carry the hash it has now is not read
+// again; card gets its rows, and whether they are the stored ones.
+func walkStamped(ctx context.Context, db Store, opts Options, w store.ReconcileWriter, reuse bool,
+	card func([]store.ReconcileRow, bool) error, rest func([]RegistryOnly) error) error {
+	m, err := loadMatcher(ctx, db, opts)
+	if err != nil {
+		return err
+	}
+	if err := db.EachListedCardStamp(ctx, func(page []store.CardStamp) error {
+		inputs := make([]string, len(page))
+		stored := make([][]store.ReconcileRow, len(page))
+		looked := make([]bool, len(page)) // the card has stored rows
+		var read []string
+		for i, c := range page {
+			inputs[i] = cardInputs(c)
+			if !reuse {
+				read = append(read, c.Key)
+				continue
+			}
+			rows, err := w.StoredCard(ctx, c.Key)
+			if err != nil {
+				return err
+			}
+			looked[i] = len(rows) > 0
+			if len(rows) > 0 && !slices.ContainsFunc(rows, func(r store.ReconcileRow) bool { return r.Inputs != inputs[i] }) {
+				stored[i] = rows
+				continue
+			}
+			read = append(read, c.Key)
+		}
+		docs, err := db.CardsJSON(ctx, read)
+		if err != nil {
+			return err
+		}
+		for i, sc := range page {
+			if stored[i] != nil {
+				m.pairedBefore(stored[i])
+				if err := card(stored[i], true); err != nil {
+					return err
+				}
+				continue
+			}
+			if looked[i] {
+				w.PassStored()
+			}
+			doc, ok := docs[sc.Key]
+			if !ok {
+				continue // gone since its stamp was read
+			}
+			c := Card{Key: sc.Key, Domains: sc.Domains}
+			if err := json.Unmarshal([]byte(doc), &c.Card); err != nil {
+				opts.Logger.Warn("reconcile: unreadable card", "key", sc.Key, "err", err)
+				continue
+			}
+			rows := cardRows(m.match(c))
+			for j := range rows {
+				rows[j].Inputs = inputs[i]
+			}
+			if err := card(rows, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return rest(m.registryOnly())
+}
+
+// cardInputs hashes what a card's rows follow from besides the basis: the
+// card's document hash, judgement (its findings say when remotes were cut
+// from the stored JSON) and listing domains.
+func cardInputs(c store.CardStamp) string {
+	return hashParts(append([]string{"v1", c.Key, c.SHA256, c.JudgedBy, c.Grade, c.Findings}, c.Domains...)...)
+}
+
+// hashParts hashes a list of strings, each with its length.
+func hashParts(parts ...string) string {
+	h := sha256.New()
+	for _, part := range parts {
+		h.Write([]byte(strconv.Itoa(len(part)) + ":" + part))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// loadMatcher reads the latest Registry entries into a matcher.
+func loadMatcher(ctx context.Context, db Source, opts Options) (*matcher, error) {
+	var entries []Entry
+	if err := db.EachLatestRegistryEntry(ctx, func(se store.RegistryEntry) error {
+		e := Entry{Source: se.Source, Name: se.Name, Version: se.Version, Status: se.Status}
+		if err := json.Unmarshal([]byte(se.ServerJSON), &e.Server); err != nil {
+			// A mistyped field must not hide the entry: keep name and version.
+			e.Server = servercard.Card{Name: se.Name, Version: se.Version}
+			opts.Logger.Warn("reconcile: server.json does not fit the card shape", "name", se.Name, "version", se.Version, "err", err)
+		}
+		entries = append(entries, e)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return newMatcher(entries), nil
 }
 
 // Rows flattens a Result into store rows.
