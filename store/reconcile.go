@@ -683,23 +683,53 @@ func (db *DB) Namespace(ctx context.Context, name string) (r NamespaceRow, ok bo
 }
 
 // NamedDoc is a server name and the JSON document that names it: a card
-// some domain lists now, or a latest Registry entry.
+// some domain lists now, or a latest Registry entry (JSON only when
+// EachNamedDoc was asked for it).
 type NamedDoc struct {
 	Name string
 	JSON string
 }
 
+// namedCardPage is how many listed cards' names one page of EachNamedDoc
+// reads; their documents, when asked for, are read cardPage at a time.
+const namedCardPage = 500
+
 // EachNamedDoc calls fn for every listed card and every latest Registry
 // entry, merged in byte order of their names, a page of each at a time: the
 // names of one namespace ("ns/…") come out adjacent, so a caller can
 // collect namespaces one at a time. (A PostgreSQL dialect must sort these
-// columns COLLATE "C" to keep that order.)
-func (db *DB) EachNamedDoc(ctx context.Context, fn func(NamedDoc) error) error {
+// columns COLLATE "C" to keep that order.) A document's JSON is read only
+// when withJSON says its name needs it (nil: every one): reading every
+// card's was two thirds of a namespace pass.
+func (db *DB) EachNamedDoc(ctx context.Context, withJSON func(name string) bool, fn func(NamedDoc) error) error {
+	if withJSON == nil {
+		withJSON = func(string) bool { return true }
+	}
 	cards := &docStream{next: func(after docKey) ([]namedRow, error) {
-		return db.namedPage(ctx, `SELECT c.name, c.key, '', c.json FROM cards c
+		page, err := db.namedPage(ctx, `SELECT c.name, c.key, '', '' FROM cards c
 			WHERE (c.name, c.key) > (?, ?)
 			  AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c.key AND l.active = TRUE)
-			ORDER BY c.name, c.key LIMIT ?`, after.name, after.key, cardPage)
+			ORDER BY c.name, c.key LIMIT ?`, after.name, after.key, namedCardPage)
+		if err != nil {
+			return nil, err
+		}
+		var keys []string
+		for _, r := range page {
+			if withJSON(r.name) {
+				keys = append(keys, r.key)
+			}
+		}
+		if len(keys) == 0 {
+			return page, nil
+		}
+		docs, err := db.CardsJSON(ctx, keys)
+		if err != nil {
+			return nil, err
+		}
+		for i := range page {
+			page[i].json = docs[page[i].key]
+		}
+		return page, nil
 	}}
 	entries := &docStream{next: func(after docKey) ([]namedRow, error) {
 		return db.namedPage(ctx, `SELECT name, source, version, server_json FROM registry_entries
@@ -725,7 +755,11 @@ func (db *DB) EachNamedDoc(ctx context.Context, fn func(NamedDoc) error) error {
 			s = entries
 		}
 		r := s.pop()
-		if err := fn(NamedDoc{Name: r.name, JSON: r.json}); err != nil {
+		d := NamedDoc{Name: r.name}
+		if withJSON(r.name) {
+			d.JSON = r.json
+		}
+		if err := fn(d); err != nil {
 			return err
 		}
 	}

@@ -139,8 +139,8 @@ func testEachNamedDocMergesInNameOrder(t *testing.T, dsn string) {
 	if _, err := db.SQL().Exec(`INSERT INTO domains (domain, added_at, state) VALUES ('d.example', 'now', 'done')`); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 300 {
-		card := fmt.Sprintf("com.example.n%03d/card", i)
+	for i := range 1100 { // past a page of names (500) and of entries
+		card := fmt.Sprintf("com.example.n%04d/card", i)
 		key := "https://c" + strconv.Itoa(i) + ".example/card"
 		if _, err := db.SQL().Exec(`INSERT INTO cards (key, sha256, name, grade, json, first_seen, last_seen, changed_at)
 			VALUES (?, 'x', ?, 'conformant', ?, 'now', 'now', 'now')`, key, card, `{"name":"`+card+`"}`); err != nil {
@@ -153,9 +153,9 @@ func testEachNamedDocMergesInNameOrder(t *testing.T, dsn string) {
 		if i%10 != 0 {
 			want = append(want, card)
 		}
-		entry := fmt.Sprintf("com.example.n%03d/entry", i)
+		entry := fmt.Sprintf("com.example.n%04d/entry", i)
 		if i%2 == 0 {
-			entry = fmt.Sprintf("com.example.n%03d.sub/entry", i)
+			entry = fmt.Sprintf("com.example.n%04d.sub/entry", i)
 		}
 		entries = append(entries, store.RegistryEntry{Name: entry, Version: "1", ReportedLatest: true, ServerJSON: `{"name":"` + entry + `"}`})
 		want = append(want, entry)
@@ -165,7 +165,7 @@ func testEachNamedDocMergesInNameOrder(t *testing.T, dsn string) {
 	}
 	sort.Strings(want)
 	var got []string
-	if err := db.EachNamedDoc(ctx, func(d store.NamedDoc) error {
+	if err := db.EachNamedDoc(ctx, nil, func(d store.NamedDoc) error {
 		if !strings.Contains(d.JSON, d.Name) {
 			t.Errorf("document %s does not go with name %s", d.JSON, d.Name)
 		}
@@ -176,6 +176,21 @@ func testEachNamedDocMergesInNameOrder(t *testing.T, dsn string) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	// Documents only where asked for.
+	withJSON := func(name string) bool { return strings.HasPrefix(name, "com.example.n07") }
+	got = got[:0]
+	if err := db.EachNamedDoc(ctx, withJSON, func(d store.NamedDoc) error {
+		if withJSON(d.Name) != strings.Contains(d.JSON, d.Name) || (d.JSON != "") != withJSON(d.Name) {
+			t.Errorf("%s: document %q", d.Name, d.JSON)
+		}
+		got = append(got, d.Name)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("names with some documents (-want +got):\n%s", diff)
 	}
 }
 

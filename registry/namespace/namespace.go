@@ -79,10 +79,13 @@ func Of(serverName string) string {
 	return ns
 }
 
+// gitHubPrefix begins every io.github namespace.
+const gitHubPrefix = "io.github."
+
 // Classify says what kind of namespace ns is.
 func Classify(ns string) Namespace {
 	n := Namespace{Name: ns, Kind: KindOther}
-	if acct, ok := strings.CutPrefix(ns, "io.github."); ok && githubAccount.MatchString(acct) {
+	if acct, ok := strings.CutPrefix(ns, gitHubPrefix); ok && githubAccount.MatchString(acct) {
 		n.Kind, n.Account = KindGitHub, acct
 		return n
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/cardcrawl/cardcrawl/store"
@@ -13,7 +14,7 @@ import (
 // Docs is where namespaces come from: the names of listed cards and latest
 // Registry entries, in byte order. *store.DB implements it.
 type Docs interface {
-	EachNamedDoc(ctx context.Context, fn func(store.NamedDoc) error) error
+	EachNamedDoc(ctx context.Context, withJSON func(name string) bool, fn func(store.NamedDoc) error) error
 }
 
 // Store is what Run needs: the names, each namespace's earlier outcome (a
@@ -64,7 +65,11 @@ func Each(ctx context.Context, db Docs, fn func(Subject) error) error {
 		cur = Namespace{}
 		return err
 	}
-	err := db.EachNamedDoc(ctx, func(d store.NamedDoc) error {
+	// Only an io.github namespace is verified by its servers'
+	// repositories: reading every document for them was most of the
+	// namespace pass. A name merely under the prefix costs a read, no more.
+	mayBeGitHub := func(name string) bool { return strings.HasPrefix(name, gitHubPrefix) }
+	err := db.EachNamedDoc(ctx, mayBeGitHub, func(d store.NamedDoc) error {
 		ns := Of(d.Name)
 		if ns == "" {
 			return nil
@@ -76,9 +81,6 @@ func Each(ctx context.Context, db Docs, fn func(Subject) error) error {
 			cur, servers, repos = Classify(ns), map[string]bool{}, map[string]bool{}
 		}
 		servers[d.Name] = true
-		// Only an io.github namespace is verified by its servers'
-		// repositories; reading every document for them was half the
-		// namespace pass.
 		if cur.Kind != KindGitHub {
 			return nil
 		}

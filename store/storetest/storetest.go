@@ -512,7 +512,7 @@ func testNamespaces(t *testing.T, open Open) {
 		{Name: "com.example/a.example", Version: "1", ReportedLatest: true, ServerJSON: `{}`},
 		{Name: "net.example/z", Version: "1", ReportedLatest: true, ServerJSON: `{}`}}}))
 	var names []string
-	check(t, st.EachNamedDoc(ctx, func(d store.NamedDoc) error { names = append(names, d.Name); return nil }))
+	check(t, st.EachNamedDoc(ctx, nil, func(d store.NamedDoc) error { names = append(names, d.Name); return nil }))
 	diff(t, "named documents in byte order", []string{"com.example/a.example", "com.example/a.example", "com.example/b.example",
 		"net.example/z", "org.example/c"}, names)
 
