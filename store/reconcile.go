@@ -82,9 +82,9 @@ type ReconcileRow struct {
 	Detail     string
 	Diffs      string
 	ComputedAt string
-	// Inputs names what a card's row was computed from (CardStamp); ""
-	// for a Registry-only row. Only the writer and ReconcileCursor read
-	// it back.
+	// Inputs names what a card's row was computed from (a hash of its
+	// CardStamp); "" for a Registry-only row. Only the writer reads it
+	// back (its comparisons, StoredCard).
 	Inputs string
 }
 

@@ -12,8 +12,10 @@ import (
 // entries and the rules of the build that computes them; its JSON follows
 // from the document (its hash), the judgement stored with it (the findings
 // say when remotes were cut) and the build that parsed it. So each card's
-// rows are stored with a hash of those (ReconcileRow.Inputs), and a
-// computation that finds the same hash takes the stored rows as they are.
+// rows are stored with a hash of the card's part (ReconcileRow.Inputs),
+// the whole set with its basis (build and Registry state), and a
+// computation under the same basis that finds the same hash takes the
+// stored rows as they are (the writer's StoredCard and KeepStored).
 
 // CardStamp is what a listed card's reconciliation rows follow from, as the
 // store holds it: no JSON (CardsJSON reads that when it is needed).

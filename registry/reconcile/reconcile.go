@@ -305,7 +305,6 @@ func (m *matcher) match(c Card) ([]Pair, *CardOnly) {
 	return pairs, nil
 }
 
-// registryOnly lists the entries no card matched so far, by source and name.
 // pairedBefore marks the entries of a card's stored pairs as matched, as
 // matching the card again would.
 func (m *matcher) pairedBefore(rows []store.ReconcileRow) {
@@ -322,6 +321,7 @@ func (m *matcher) pairedBefore(rows []store.ReconcileRow) {
 	}
 }
 
+// registryOnly lists the entries no card matched so far, by source and name.
 func (m *matcher) registryOnly() []RegistryOnly {
 	out := []RegistryOnly{}
 	for i, e := range m.entries {
