@@ -52,14 +52,8 @@ func (db *DB) listedCardPage(ctx context.Context, after string) ([]ReconcileCard
 	if len(cards) == 0 {
 		return nil, nil
 	}
-	index := make(map[string]int, len(cards))
-	for i, c := range cards {
-		index[c.Key] = i
-	}
-	err = db.eachListingDomain(ctx, cards[0].Key, cards[len(cards)-1].Key, func(key, domain string) {
-		if i, ok := index[key]; ok {
-			cards[i].Domains = append(cards[i].Domains, domain)
-		}
+	err = db.addListingDomains(ctx, len(cards), func(i int) string { return cards[i].Key }, func(i int, domain string) {
+		cards[i].Domains = append(cards[i].Domains, domain)
 	})
 	if err != nil {
 		return nil, err

@@ -49,14 +49,8 @@ func (db *DB) EachListedCardStamp(ctx context.Context, fn func([]CardStamp) erro
 		if len(page) == 0 {
 			return nil
 		}
-		index := make(map[string]int, len(page))
-		for i, c := range page {
-			index[c.Key] = i
-		}
-		err = db.eachListingDomain(ctx, page[0].Key, page[len(page)-1].Key, func(key, domain string) {
-			if i, ok := index[key]; ok {
-				page[i].Domains = append(page[i].Domains, domain)
-			}
+		err = db.addListingDomains(ctx, len(page), func(i int) string { return page[i].Key }, func(i int, domain string) {
+			page[i].Domains = append(page[i].Domains, domain)
 		})
 		if err != nil {
 			return err
@@ -71,23 +65,32 @@ func (db *DB) EachListedCardStamp(ctx context.Context, fn func([]CardStamp) erro
 	}
 }
 
-// eachListingDomain calls fn with the distinct (card, domain) pairs of the
-// active listings of the cards from first through last, in order.
-func (db *DB) eachListingDomain(ctx context.Context, first, last string, fn func(key, domain string)) error {
+// addListingDomains gives each of a page of n cards (key(i), in key order)
+// the domains of its active listings, in order (add).
+func (db *DB) addListingDomains(ctx context.Context, n int, key func(i int) string, add func(i int, domain string)) error {
+	if n == 0 {
+		return nil
+	}
+	index := make(map[string]int, n)
+	for i := range n {
+		index[key(i)] = i
+	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT DISTINCT card_key, domain FROM listings
-		WHERE active = TRUE AND card_key >= ? AND card_key <= ? ORDER BY card_key, domain`, first, last)
+		WHERE active = TRUE AND card_key >= ? AND card_key <= ? ORDER BY card_key, domain`, key(0), key(n-1))
 	if err != nil {
 		return fmt.Errorf("read listings: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var key, domain string
-		if err := rows.Scan(&key, &domain); err != nil {
-			return fmt.Errorf("read listings: %w", err)
+	err = scanEach(rows, func() error {
+		var k, domain string
+		if err := rows.Scan(&k, &domain); err != nil {
+			return err
 		}
-		fn(key, domain)
-	}
-	if err := rows.Err(); err != nil {
+		if i, ok := index[k]; ok {
+			add(i, domain)
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("read listings: %w", err)
 	}
 	return nil
