@@ -118,7 +118,6 @@ type subjectKey struct{ registry, subject string }
 // ok probe), cards that declare no remote, and latest Registry
 // entries (with the tools of the first of their remotes an ok probe listed).
 func (db *DB) EachCategorySubject(ctx context.Context, fn func(CategorySubject) error) error {
-	key := func(s CategorySubject) subjectKey { return subjectKey{s.Registry, s.Subject} }
 	// Each query's cursor is (registry, subject); the cards' and their
 	// endpoints' registry is '', so their keyset is "registry is '' and
 	// the key is past the subject": written as a row comparison with ''
@@ -131,18 +130,18 @@ func (db *DB) EachCategorySubject(ctx context.Context, fn func(CategorySubject) 
 		// it. Choosing that card here again, per endpoint, was two thirds
 		// of a pass (2.4 s at 100,000 servers).
 		`SELECT 'endpoint', '', f.key, f.name, f.title, f.description, '', t.tool_names, t.tool_count, t.fingerprint,
-		  (SELECT sc.inputs FROM server_categories sc WHERE sc.kind = 'endpoint' AND sc.registry = '' AND sc.subject = f.key)
+		  ` + storedInputs(`'`+KindEndpoint+`'`, "''", "f.key") + `
 		FROM feed_servers f LEFT JOIN endpoint_tools t ON t.remote_norm = f.key
 		WHERE ? = '' AND f.kind = 0 AND f.key > ? AND f.removed_at IS NULL
 		ORDER BY f.key LIMIT ?`,
 		`SELECT 'card', '', f.key, f.name, f.title, f.description, '', NULL, NULL, NULL,
-		  (SELECT sc.inputs FROM server_categories sc WHERE sc.kind = 'card' AND sc.registry = '' AND sc.subject = f.key)
+		  ` + storedInputs(`'`+KindCard+`'`, "''", "f.key") + `
 		FROM feed_servers f
 		WHERE ? = '' AND f.kind = 1 AND f.key > ? AND f.removed_at IS NULL
 		ORDER BY f.key LIMIT ?`,
 	}
 	for _, q := range queries {
-		if err := eachSubjectPage(ctx, db.sql, q, key, fn); err != nil {
+		if err := eachSubjectPage(ctx, db.sql, q, fn); err != nil {
 			return err
 		}
 	}
@@ -152,29 +151,27 @@ func (db *DB) EachCategorySubject(ctx context.Context, fn func(CategorySubject) 
 // eachSubjectPage pages q, whose cursor is (registry, subject), to fn.
 func eachSubjectPage(ctx context.Context, q interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}, query string, key func(CategorySubject) subjectKey, fn func(CategorySubject) error) error {
+}, query string, fn func(CategorySubject) error) error {
 	return eachPage(categoryPage, func(after subjectKey) ([]CategorySubject, error) {
 		page, err := collect(ctx, q, scanCategorySubject, query, after.registry, after.subject, categoryPage)
 		if err != nil {
 			return nil, fmt.Errorf("category inputs: %w", err)
 		}
 		return page, nil
-	}, key, fn)
+	}, func(s CategorySubject) subjectKey { return subjectKey{s.Registry, s.Subject} }, fn)
 }
 
 // eachRegistrySubject calls fn for every latest Registry entry, with the
 // tools of the first of its remotes an ok probe listed.
 func (db *DB) eachRegistrySubject(ctx context.Context, fn func(CategorySubject) error) error {
-	return eachSubjectPage(ctx, db.sql, registrySubjects,
-		func(s CategorySubject) subjectKey { return subjectKey{s.Registry, s.Subject} }, fn)
+	return eachSubjectPage(ctx, db.sql, registrySubjects, fn)
 }
 
 // registrySubjects is a page of latest Registry entries as category
 // subjects, after the cursor (source, name).
-const registrySubjects = `SELECT 'registry', x.registry, x.subject, e.name, '', '', e.server_json,
+var registrySubjects = `SELECT 'registry', x.registry, x.subject, e.name, '', '', e.server_json,
 		  t.tool_names, t.tool_count, t.fingerprint,
-		  (SELECT sc.inputs FROM server_categories sc WHERE sc.kind = 'registry' AND sc.registry = x.registry
-		    AND sc.subject = x.subject)
+		  ` + storedInputs(`'`+KindRegistry+`'`, "x.registry", "x.subject") + `
 		FROM (SELECT source AS registry, name AS subject, version FROM registry_entries
 		      WHERE is_latest = 1 AND (source, name) > (?, ?) ORDER BY source, name LIMIT ?) x
 		JOIN registry_entries e ON e.source = x.registry AND e.name = x.subject AND e.version = x.version
@@ -189,25 +186,35 @@ const registrySubjects = `SELECT 'registry', x.registry, x.subject, e.name, '', 
 // set's names, count and fingerprint, and the stored inputs.
 func scanCategorySubject(rows *sql.Rows) (CategorySubject, error) {
 	var s CategorySubject
-	var names sql.NullString
-	var count sql.NullInt64
-	var fp, stored sql.NullString
-	err := rows.Scan(&s.Kind, &s.Registry, &s.Subject, &s.Name, &s.Title, &s.Description, &s.ServerJSON,
-		&names, &count, &fp, &stored)
-	if err != nil {
-		return s, err
-	}
-	decodeToolNames(names, &s.ToolNames)
-	s.ToolCount, s.Fingerprint, s.StoredInputs = int(count.Int64), fp.String, stored.String
-	return s, nil
+	var t subjectTools
+	err := rows.Scan(append([]any{&s.Kind, &s.Registry, &s.Subject, &s.Name, &s.Title, &s.Description, &s.ServerJSON},
+		t.dest()...)...)
+	t.into(&s)
+	return s, err
 }
 
-// decodeToolNames decodes a tool set's names as SaveEndpointTools wrote
-// them; NULL when the endpoint has none.
-func decodeToolNames(names sql.NullString, into *[]string) {
-	if names.Valid {
-		_ = json.Unmarshal([]byte(names.String), into)
+// subjectTools scans what every category query ends with: the tool set's
+// names, count and fingerprint (NULL without one), and the stored inputs.
+type subjectTools struct {
+	names, fp, stored sql.NullString
+	count             sql.NullInt64
+}
+
+func (t *subjectTools) dest() []any { return []any{&t.names, &t.count, &t.fp, &t.stored} }
+
+// into sets them on s; the names as SaveEndpointTools wrote them.
+func (t *subjectTools) into(s *CategorySubject) {
+	if t.names.Valid {
+		_ = json.Unmarshal([]byte(t.names.String), &s.ToolNames)
 	}
+	s.ToolCount, s.Fingerprint, s.StoredInputs = int(t.count.Int64), t.fp.String, t.stored.String
+}
+
+// storedInputs is the inputs hash of the stored category of the subject
+// (kind, registry, subject: SQL expressions), NULL when it has none.
+func storedInputs(kind, registry, subject string) string {
+	return `(SELECT sc.inputs FROM server_categories sc WHERE sc.kind = ` + kind + ` AND sc.registry = ` + registry +
+		` AND sc.subject = ` + subject + `)`
 }
 
 // CategoryRow is one server's stored category.

@@ -65,27 +65,20 @@ func (db *DB) EachCategorySubjectSince(ctx context.Context, seq int64, fn func(C
 	}
 	scan := func(rows *sql.Rows) (since, error) {
 		var x since
-		var names sql.NullString
-		var count sql.NullInt64
-		var fp, stored sql.NullString
-		err := rows.Scan(&x.at.seq, &x.at.kind, &x.at.key, &x.live, &x.s.Name, &x.s.Title, &x.s.Description,
-			&names, &count, &fp, &stored)
-		if err != nil {
-			return x, err
-		}
+		var t subjectTools
+		err := rows.Scan(append([]any{&x.at.seq, &x.at.kind, &x.at.key, &x.live, &x.s.Name, &x.s.Title, &x.s.Description},
+			t.dest()...)...)
 		x.s.Kind, x.s.Subject = KindCard, x.at.key
 		if x.at.kind == kindEndpoint {
 			x.s.Kind = KindEndpoint
 		}
-		decodeToolNames(names, &x.s.ToolNames)
-		x.s.ToolCount, x.s.Fingerprint, x.s.StoredInputs = int(count.Int64), fp.String, stored.String
-		return x, nil
+		t.into(&x.s)
+		return x, err
 	}
 	err := eachPage(categoryPage, func(after categorySinceKey) ([]since, error) {
 		page, err := collect(ctx, db.sql, scan, `SELECT f.seq, f.kind, f.key, f.removed_at IS NULL, f.name, f.title,
 			  f.description, t.tool_names, t.tool_count, t.fingerprint,
-			  (SELECT sc.inputs FROM server_categories sc WHERE sc.kind = CASE WHEN f.kind = 0 THEN '`+KindEndpoint+`' ELSE '`+KindCard+`' END
-			    AND sc.registry = '' AND sc.subject = f.key)
+			  `+storedInputs(`CASE WHEN f.kind = 0 THEN '`+KindEndpoint+`' ELSE '`+KindCard+`' END`, "''", "f.key")+`
 			FROM feed_servers f LEFT JOIN endpoint_tools t ON f.kind = 0 AND t.remote_norm = f.key
 			WHERE f.seq > ? AND (f.seq, f.kind, f.key) > (?, ?, ?)
 			ORDER BY f.seq, f.kind, f.key LIMIT ?`, seq, after.seq, after.kind, after.key, categoryPage)
@@ -105,8 +98,7 @@ func (db *DB) EachCategorySubjectSince(ctx context.Context, seq int64, fn func(C
 	err = eachPage(categoryPage, func(after categorySinceKey) ([]since, error) {
 		page, err := collect(ctx, db.sql, scan, `SELECT t.seq, 0, t.remote_norm, TRUE, f.name, f.title, f.description,
 			  t.tool_names, t.tool_count, t.fingerprint,
-			  (SELECT sc.inputs FROM server_categories sc WHERE sc.kind = '`+KindEndpoint+`' AND sc.registry = ''
-			    AND sc.subject = t.remote_norm)
+			  `+storedInputs(`'`+KindEndpoint+`'`, "''", "t.remote_norm")+`
 			FROM endpoint_tools t JOIN feed_servers f ON f.kind = 0 AND f.key = t.remote_norm
 			WHERE t.seq >= ? AND (t.seq, t.remote_norm) > (?, ?) AND f.removed_at IS NULL AND f.seq <= ?
 			ORDER BY t.seq, t.remote_norm LIMIT ?`, seq, after.seq, after.key, seq, categoryPage)
