@@ -108,18 +108,41 @@ func namespaceOf(name, strpos string) string {
 var siteColumns = `SELECT x.kind AS kind, x.subject AS subject, x.url AS url,
 	COALESCE(c.name, e.name, '') AS name, COALESCE(c.title, '') AS title, COALESCE(c.description, '') AS description,
 	COALESCE(c.grade, '') AS grade, COALESCE(c.key, '') AS card_key, x.in_cards AS in_cards,
-	CASE WHEN x.kind = 'endpoint' AND EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.url_norm = x.subject) THEN 1 ELSE 0 END AS in_registry,
+	` + inRegistryOf("x.kind = 'endpoint'", "x.subject") + ` AS in_registry,
 	COALESCE(sc.category, rc.category, '') AS category, COALESCE(sc.source, rc.source, '') AS category_source,
 	COALESCE((SELECT p.outcome FROM probes p WHERE x.kind = 'endpoint' AND p.remote_norm = x.subject ORDER BY p.id DESC LIMIT 1), '') AS outcome,
-	COALESCE((SELECT n.method FROM namespaces n
-	          WHERE n.namespace = ` + namespaceOf("COALESCE(c.name, e.name, '')", "%[2]s") + `), '') AS ns_method,
+	` + nsMethodOf("COALESCE(c.name, e.name, '')") + ` AS ns_method,
 	COALESCE(e.server_json, '') AS server_json
 	FROM (%[1]s) x
 	LEFT JOIN cards c ON c.key = x.card_key
-	LEFT JOIN registry_remotes fr ON x.kind = 'endpoint' AND fr.url_norm = x.subject AND ` + firstEntry("fr") + `
-	LEFT JOIN registry_entries e ON e.source = fr.source AND e.name = fr.name AND e.version = fr.version
+	` + firstEntryOf("x.kind = 'endpoint'", "x.subject") + `
 	LEFT JOIN server_categories sc ON sc.kind = x.kind AND sc.registry = '' AND sc.subject = x.subject
-	LEFT JOIN server_categories rc ON rc.kind = 'registry' AND rc.registry = e.source AND rc.subject = e.name`
+	` + registryCategory
+
+// inRegistryOf is 1 when a Registry entry declares the server (a subject
+// that isEndpoint), else 0.
+func inRegistryOf(isEndpoint, subject string) string {
+	return `CASE WHEN ` + isEndpoint + ` AND EXISTS (SELECT 1 FROM registry_remotes rr WHERE rr.url_norm = ` + subject +
+		`) THEN 1 ELSE 0 END`
+}
+
+// firstEntryOf joins a server (a subject that isEndpoint) to the first
+// Registry entry declaring it (firstEntry): e, through its remote fr.
+func firstEntryOf(isEndpoint, subject string) string {
+	return `LEFT JOIN registry_remotes fr ON ` + isEndpoint + ` AND fr.url_norm = ` + subject + ` AND ` + firstEntry("fr") + `
+	LEFT JOIN registry_entries e ON e.source = fr.source AND e.name = fr.name AND e.version = fr.version`
+}
+
+// registryCategory joins that entry's category (rc), which stands in for
+// a server's own.
+const registryCategory = `LEFT JOIN server_categories rc ON rc.kind = 'registry' AND rc.registry = e.source AND rc.subject = e.name`
+
+// nsMethodOf is how the namespace of the server named by name was
+// verified, empty when unknown; %[2]s is the dialect's strpos.
+func nsMethodOf(name string) string {
+	return `COALESCE((SELECT n.method FROM namespaces n
+	          WHERE n.namespace = ` + namespaceOf(name, "%[2]s") + `), '')`
+}
 
 // bestCardOf is the best-graded listed card declaring endpoint r.url_norm
 // (Servers' rule).
@@ -537,6 +560,19 @@ type SiteCounts struct {
 	ByListingFinding []SiteCount
 }
 
+// siteCountRecords projects the live feed records into the columns
+// siteCountColumns read, as siteColumns would for the same servers: a
+// record's grade and name are its describing card's, its outcome the
+// latest probe's. Its one format argument is %[2]s, the dialect's strpos,
+// as in siteColumns.
+var siteCountRecords = `SELECT 1 AS in_cards, ` + inRegistryOf("f.kind = 0", "f.key") + ` AS in_registry,
+	f.grade AS grade, f.probe_outcome AS outcome, COALESCE(sc.category, rc.category, '') AS category,
+	` + nsMethodOf("f.name") + ` AS ns_method
+	FROM ` + feedFrom + `
+	` + firstEntryOf("f.kind = 0", "f.key") + `
+	` + registryCategory + `
+	WHERE f.removed_at IS NULL`
+
 // siteCountColumns are the columns SiteCounts groups by.
 var siteCountColumns = []struct {
 	expr string
@@ -554,16 +590,19 @@ var siteCountColumns = []struct {
 // category and namespace method in one pass of SQL, grouped by all five
 // at once: the rows never reach memory, only their combinations of
 // values, which the vocabularies bound. A pass per column read every
-// server five times. The servers by their listings' codes come from the
+// server five times. The servers of listed cards are their live feed
+// records (siteCountRecords), which hold each one's describing card and
+// latest outcome: choosing the card again for every endpoint was most
+// of the pass. The servers by their listings' codes come from the
 // listings that carry some (listingFindingCounts).
 func (db *DB) SiteCounts(ctx context.Context) (SiteCounts, error) {
 	var out SiteCounts
-	var all []string
-	var args []any
-	for _, seg := range []siteSegment{siteCards, siteCardEndpoints, siteRegistryEndpoints} {
-		all = append(all, fmt.Sprintf(siteColumns, seg.sql(siteSpan{}), db.dialect.strpos))
-		args = append(args, "")
+	all := []string{
+		fmt.Sprintf(siteCountRecords, "", db.dialect.strpos),
+		`SELECT in_cards, in_registry, grade, outcome, category, ns_method FROM (` +
+			fmt.Sprintf(siteColumns, siteRegistryEndpoints.sql(siteSpan{}), db.dialect.strpos) + `) r`,
 	}
+	args := []any{""}
 	var cols []string
 	for i, col := range siteCountColumns {
 		cols = append(cols, fmt.Sprintf("%s AS v%d", col.expr, i))

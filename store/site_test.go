@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/cardcrawl/cardcrawl/store"
 )
@@ -330,6 +331,15 @@ func testSiteFilteredWindows(t *testing.T, dsn string) {
 	check("after grades changed, before a refresh")
 	defer ix.SetMaxCandidates(ix.SetMaxCandidates(1))
 	check("after grades changed, more than the index's bound since")
+
+	// Domains that stop listing their cards leave tombstones in the read
+	// model (a card without remotes, an endpoint), which no count holds.
+	for _, d := range []string{"d00.example", "d03.example"} {
+		if err := db.SaveDomain(ctx, result(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after two domains stopped listing their cards")
 }
 
 // checkFeedWalk walks the feed records q selects a few at a time and
@@ -392,6 +402,10 @@ func checkSiteCases(t *testing.T, db *store.DB, when string, cases []siteCase, m
 	if err != nil {
 		t.Fatal(err)
 	}
+	if all.Next != nil {
+		t.Fatalf("%s: more than one page of servers", when)
+	}
+	checkCounts(t, db, when, all.Rows)
 	for _, tc := range cases {
 		var want []store.SiteKey
 		for _, r := range all.Rows {
@@ -413,6 +427,45 @@ func checkSiteCases(t *testing.T, db *store.DB, when string, cases []siteCase, m
 				}
 			}
 		}
+	}
+}
+
+// checkCounts compares the summary's counts with those of every server's
+// row, rows, as the pages compute it.
+func checkCounts(t *testing.T, db *store.DB, when string, rows []store.SiteRow) {
+	t.Helper()
+	got, err := db.SiteCounts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tally := make([]map[string]int, 5)
+	for i := range tally {
+		tally[i] = map[string]int{}
+	}
+	for _, r := range rows {
+		source := "registry"
+		if r.InCards && r.InRegistry {
+			source = "card+registry"
+		} else if r.InCards {
+			source = "card"
+		}
+		for i, v := range []string{source, r.Grade, r.Outcome, r.Category, r.NSMethod} {
+			tally[i][v]++
+		}
+	}
+	counts := func(m map[string]int) []store.SiteCount {
+		var out []store.SiteCount
+		for v, n := range m {
+			out = append(out, store.SiteCount{Value: v, Count: n})
+		}
+		return out
+	}
+	want := store.SiteCounts{Total: len(rows), BySource: counts(tally[0]), ByGrade: counts(tally[1]),
+		ByOutcome: counts(tally[2]), ByCategory: counts(tally[3]), ByNSMethod: counts(tally[4]),
+		ByListingFinding: got.ByListingFinding}
+	order := cmpopts.SortSlices(func(a, b store.SiteCount) bool { return a.Value < b.Value })
+	if diff := cmp.Diff(want, got, order, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("%s: counts against the servers' rows (-want +got):\n%s", when, diff)
 	}
 }
 
