@@ -12,8 +12,9 @@ import (
 
 // FuzzCheckURL checks the pre-connection guard on any URL a document can
 // hold: a refusal names one of the classified errors, and a URL it lets
-// through is https, carries no userinfo or placeholder, and has a host that
-// no IP parser of the standard library reads as a refused address.
+// through is https, carries no userinfo or placeholder, names no bad port,
+// and has a host that no IP parser of the standard library reads as a
+// refused address.
 func FuzzCheckURL(f *testing.F) {
 	for _, s := range []string{
 		"https://example.com/.well-known/ai-catalog.json", "https://mcp.example.com:8443/mcp", "https://[2606:2800:220:1::1]/",
@@ -29,7 +30,7 @@ func FuzzCheckURL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		err := CheckURL(raw)
 		if err != nil {
-			for _, e := range []error{ErrBlockedAddress, ErrBlockedScheme, ErrPlaceholderURL, ErrUserinfo, ErrInvalidURL} {
+			for _, e := range []error{ErrBlockedAddress, ErrBlockedPort, ErrBlockedScheme, ErrPlaceholderURL, ErrUserinfo, ErrInvalidURL} {
 				if errors.Is(err, e) {
 					return
 				}
@@ -40,6 +41,9 @@ func FuzzCheckURL(f *testing.F) {
 		if err != nil || u.Scheme != "https" || u.User != nil || u.Opaque != "" || strings.ContainsAny(raw, "{}") ||
 			strings.Contains(strings.ToLower(raw), "%7b") || strings.Contains(strings.ToLower(raw), "%7d") {
 			t.Fatalf("CheckURL(%q) let through a URL it should refuse (%v)", raw, err)
+		}
+		if p, err := strconv.ParseUint(u.Port(), 10, 16); err == nil && BadPort(uint16(p)) {
+			t.Fatalf("CheckURL(%q) let through port %d", raw, p)
 		}
 		h, err := asciiHost(u.Hostname())
 		if err != nil || h == "" || h == "localhost" || strings.HasSuffix(h, ".localhost") {
