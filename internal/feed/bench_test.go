@@ -201,3 +201,17 @@ func load(b *testing.B, base string, paths []string, clients int) (p50, p99 floa
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// BenchmarkSiteCounts is the summary page's count of every server
+// (CARDCRAWL_BENCH_DB names a database; 1,000 servers otherwise).
+func BenchmarkSiteCounts(b *testing.B) {
+	db := benchStore(b)
+	ctx := context.Background()
+	for b.Loop() {
+		c, err := db.SiteCounts(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(c.Total), "servers")
+	}
+}
