@@ -193,11 +193,22 @@ type GitHubCheck struct {
 	Account string `json:"account"`
 	// Repositories is how many distinct repository URLs the namespace's
 	// servers name; SameAccount how many are under the account.
-	Repositories int      `json:"repositories"`
-	SameAccount  int      `json:"sameAccount"`
-	Elsewhere    []string `json:"elsewhere,omitempty"`
-	Note         string   `json:"note"`
+	Repositories int `json:"repositories"`
+	SameAccount  int `json:"sameAccount"`
+	// Elsewhere names the repositories under other accounts, the first
+	// maxElsewhere in byte order; ElsewhereMore counts the rest. The
+	// result rides on every feed record named under the namespace, so a
+	// list as long as the namespace's servers would make the feed grow
+	// with their square: anyone can publish cards under any io.github
+	// name.
+	Elsewhere     []string `json:"elsewhere,omitempty"`
+	ElsewhereMore int      `json:"elsewhereMore,omitempty"`
+	Note          string   `json:"note"`
 }
+
+// maxElsewhere is how many repositories under other accounts a GitHub
+// check names.
+const maxElsewhere = 10
 
 // Result is the verification outcome of one namespace.
 type Result struct {
@@ -293,6 +304,9 @@ func githubCheck(account string, repoURLs []string) *GitHubCheck {
 		}
 	}
 	slices.Sort(g.Elsewhere)
+	if len(g.Elsewhere) > maxElsewhere {
+		g.Elsewhere, g.ElsewhereMore = g.Elsewhere[:maxElsewhere:maxElsewhere], len(g.Elsewhere)-maxElsewhere
+	}
 	return g
 }
 

@@ -108,6 +108,21 @@ func TestClassifyAndOffline(t *testing.T) {
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(namespace.GitHubCheck{}, "Note")); diff != "" {
 		t.Errorf("Offline (-want +got):\n%s", diff)
 	}
+
+	// Repositories under other accounts are named up to ten, the first in
+	// byte order, and the rest counted: the result rides on every record
+	// under the namespace, and anyone can publish cards under it.
+	var repos, elsewhere []string
+	for i := range 13 {
+		u := fmt.Sprintf("https://github.com/other%02d/r", 12-i)
+		repos = append(repos, u, u, "https://github.com/octo/own")
+		elsewhere = append(elsewhere, fmt.Sprintf("https://github.com/other%02d/r", i))
+	}
+	got = namespace.Offline(namespace.Classify("io.github.octo"), repos)
+	want.GitHub = &namespace.GitHubCheck{Account: "octo", Repositories: 14, SameAccount: 1, Elsewhere: elsewhere[:10], ElsewhereMore: 3}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(namespace.GitHubCheck{}, "Note")); diff != "" {
+		t.Errorf("Offline, many repositories elsewhere (-want +got):\n%s", diff)
+	}
 }
 
 // dnsServer answers TXT queries from zone on a loopback UDP port and
@@ -561,6 +576,8 @@ func TestCollectGroupsAcrossCardsAndEntries(t *testing.T) {
 	}
 	if err := db.WriteRegistry(ctx, store.RegistryWrite{Source: "https://registry.example", Entries: []store.RegistryEntry{
 		{Name: "com.example/b", Version: "1", ReportedLatest: true, ServerJSON: `{"name":"com.example/b","version":"1"}`},
+		// A name a card holds too counts once.
+		{Name: "com.example/a", Version: "1", ReportedLatest: true, ServerJSON: `{"name":"com.example/a","version":"1"}`},
 		{Name: "com.example.sub/z", Version: "1", ReportedLatest: true, ServerJSON: `{"name":"com.example.sub/z","version":"1"}`},
 		{Name: "io.github.octo/y", Version: "1", ReportedLatest: true,
 			ServerJSON: `{"name":"io.github.octo/y","version":"1","repository":{"url":"https://github.com/octo/y"}}`},
@@ -572,19 +589,20 @@ func TestCollectGroupsAcrossCardsAndEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	type short struct {
-		Name           string
-		Servers, Repos []string
+		Name  string
+		Names int
+		Repos []string
 	}
 	var names []short
 	for _, s := range got {
-		names = append(names, short{s.Namespace.Name, s.Servers, s.RepoURLs})
+		names = append(names, short{s.Namespace.Name, s.Names, s.RepoURLs})
 	}
 	// Repositories verify an io.github namespace only, so only its are
 	// read.
 	want := []short{
-		{"com.example.sub", []string{"com.example.sub/z"}, []string{}},
-		{"com.example", []string{"com.example/a", "com.example/b", "com.example/c"}, []string{}},
-		{"io.github.octo", []string{"io.github.octo/x", "io.github.octo/y"}, []string{"https://github.com/octo/x", "https://github.com/octo/y"}},
+		{"com.example.sub", 1, []string{}},
+		{"com.example", 3, []string{}},
+		{"io.github.octo", 2, []string{"https://github.com/octo/x", "https://github.com/octo/y"}},
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("subjects (-want +got):\n%s", diff)

@@ -32,7 +32,7 @@ type Store interface {
 // kind they verify).
 type Subject struct {
 	Namespace Namespace
-	Servers   []string // distinct server names, sorted
+	Names     int // distinct server names
 	RepoURLs  []string
 }
 
@@ -54,14 +54,16 @@ func Collect(ctx context.Context, db Docs) ([]Subject, error) {
 // names ("ns/…") are adjacent, so one namespace is held at a time.
 func Each(ctx context.Context, db Docs, fn func(Subject) error) error {
 	var (
-		cur            Namespace
-		servers, repos map[string]bool
+		cur   Namespace
+		names int
+		last  string
+		repos map[string]bool
 	)
 	flush := func() error {
 		if cur.Name == "" {
 			return nil
 		}
-		err := fn(Subject{Namespace: cur, Servers: keys(servers), RepoURLs: keys(repos)})
+		err := fn(Subject{Namespace: cur, Names: names, RepoURLs: keys(repos)})
 		cur = Namespace{}
 		return err
 	}
@@ -78,9 +80,13 @@ func Each(ctx context.Context, db Docs, fn func(Subject) error) error {
 			if err := flush(); err != nil {
 				return err
 			}
-			cur, servers, repos = Classify(ns), map[string]bool{}, map[string]bool{}
+			cur, names, last, repos = Classify(ns), 0, "", map[string]bool{}
 		}
-		servers[d.Name] = true
+		// Names arrive in byte order, a name's cards and entries together.
+		if d.Name != last {
+			names++
+			last = d.Name
+		}
 		if cur.Kind != KindGitHub {
 			return nil
 		}
