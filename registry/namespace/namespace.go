@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/net/publicsuffix"
 
@@ -152,6 +153,48 @@ func anyValid(ps []Proof) bool {
 	return slices.ContainsFunc(ps, func(p Proof) bool { return p.Valid })
 }
 
+// What a check keeps of what a domain serves. The result rides on every
+// feed record named under the namespace, and a domain decides how much
+// it serves (a DNS answer can hold 64 KiB of TXT records): a proof
+// record is under 100 bytes, and the Registry needs one.
+const (
+	maxProofs      = 8
+	maxRecords     = 8
+	maxRecordBytes = 256
+)
+
+// boundProofs keeps the first maxProofs of ps, valid ones first when
+// there are more (so a kept list shows the proof that counted), and says
+// how many it dropped.
+func boundProofs(ps []Proof) ([]Proof, int) {
+	if len(ps) <= maxProofs {
+		return ps, 0
+	}
+	slices.SortStableFunc(ps, func(a, b Proof) int {
+		switch {
+		case a.Valid == b.Valid:
+			return 0
+		case a.Valid:
+			return -1
+		}
+		return 1
+	})
+	return ps[:maxProofs:maxProofs], len(ps) - maxProofs
+}
+
+// boundRecord cuts a TXT record kept for display to maxRecordBytes, on a
+// character boundary, marking the cut.
+func boundRecord(t string) string {
+	if len(t) <= maxRecordBytes {
+		return t
+	}
+	cut := maxRecordBytes
+	for cut > 0 && !utf8.RuneStart(t[cut]) {
+		cut--
+	}
+	return t[:cut] + "…"
+}
+
 // HTTPCheck is what the well-known URL answered.
 type HTTPCheck struct {
 	URL    string  `json:"url"`
@@ -159,7 +202,9 @@ type HTTPCheck struct {
 	Class  string  `json:"class,omitempty"` // fetch failure class
 	Error  string  `json:"error,omitempty"`
 	Proofs []Proof `json:"proofs,omitempty"`
-	Found  bool    `json:"found"` // a valid proof was served
+	// ProofsMore counts the proofs past maxProofs, which are not kept.
+	ProofsMore int  `json:"proofsMore,omitempty"`
+	Found      bool `json:"found"` // a valid proof was served
 	// KeptFrom is set when a re-check failed transiently (a temporary
 	// class of internal/failure: timeout, 5xx, 429, DNS, connect): this is
 	// then the outcome of the check made at
@@ -172,9 +217,13 @@ type HTTPCheck struct {
 type DNSCheck struct {
 	Name    string   `json:"name"`
 	Records []string `json:"records,omitempty"` // TXT records that look like proofs
-	Proofs  []Proof  `json:"proofs,omitempty"`
-	Error   string   `json:"error,omitempty"`
-	Found   bool     `json:"found"`
+	// RecordsMore and ProofsMore count what is past maxRecords and
+	// maxProofs, which is not kept.
+	RecordsMore int     `json:"recordsMore,omitempty"`
+	Proofs      []Proof `json:"proofs,omitempty"`
+	ProofsMore  int     `json:"proofsMore,omitempty"`
+	Error       string  `json:"error,omitempty"`
+	Found       bool    `json:"found"`
 	// CoversSubdomains: the record sits at a parent of the namespace's
 	// domain, which the Registry's DNS method accepts.
 	CoversSubdomains bool `json:"coversSubdomains,omitempty"`
@@ -420,6 +469,9 @@ func (c *Checker) checkHTTP(ctx context.Context, domain string) *HTTPCheck {
 	if len(h.Proofs) == 0 {
 		h.Error = "no v=MCPv1 record in the body"
 	}
+	if len(h.Proofs) > maxProofs { // the first, which counted, stays first
+		h.Proofs, h.ProofsMore = h.Proofs[:maxProofs:maxProofs], len(h.Proofs)-maxProofs
+	}
 	return h
 }
 
@@ -440,11 +492,16 @@ func (c *Checker) checkDNS(ctx context.Context, name string) DNSCheck {
 		if len(ps) == 0 {
 			continue
 		}
-		d.Records = append(d.Records, t)
+		if len(d.Records) < maxRecords {
+			d.Records = append(d.Records, boundRecord(t))
+		} else {
+			d.RecordsMore++
+		}
 		d.Proofs = append(d.Proofs, ps...)
 	}
 	// Every TXT record is tried by the Registry.
 	d.Found = anyValid(d.Proofs)
+	d.Proofs, d.ProofsMore = boundProofs(d.Proofs)
 	return d
 }
 

@@ -155,9 +155,15 @@ func dnsServer(t *testing.T, zone map[string][]string) *net.Resolver {
 				resp.RCode = dnsmessage.RCodeNameError
 			case q.Type == dnsmessage.TypeTXT:
 				for _, s := range txts {
+					// A record's strings are at most 255 bytes each; a
+					// resolver joins them.
+					var parts []string
+					for len(s) > 255 {
+						parts, s = append(parts, s[:255]), s[255:]
+					}
 					resp.Answers = append(resp.Answers, dnsmessage.Resource{
 						Header: dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeTXT, Class: dnsmessage.ClassINET, TTL: 60},
-						Body:   &dnsmessage.TXTResource{TXT: []string{s}}})
+						Body:   &dnsmessage.TXTResource{TXT: append(parts, s)}})
 				}
 			}
 			out, err := resp.Pack()
@@ -175,9 +181,16 @@ func dnsServer(t *testing.T, zone map[string][]string) *net.Resolver {
 }
 
 func TestCheck(t *testing.T) {
+	// A domain that serves more proof records than a check keeps: a long
+	// one and eight more that are not valid, then one that is.
+	bad := "v=MCPv1; k=ed25519; p=AAAA"
+	long := bad + " " + strings.Repeat("x", 300)
+	many := append([]string{long}, slices.Repeat([]string{bad}, 8)...)
+	many = append(many, "v=MCPv1; k=ed25519; p="+edKey())
 	resolver := dnsServer(t, map[string][]string{
-		"example.com.":     {"google-site-verification=xyz", "v=MCPv1; k=ed25519; p=" + edKey()},
-		"bad.example.com.": {"v=MCPv1; k=ed25519; p=AAAA"},
+		"many.example.com.": many,
+		"example.com.":      {"google-site-verification=xyz", "v=MCPv1; k=ed25519; p=" + edKey()},
+		"bad.example.com.":  {"v=MCPv1; k=ed25519; p=AAAA"},
 		// A proof where the Registry does not read it, and one beside a
 		// record where it does.
 		"_mcp-auth.example.net.":     {"v=MCPv1; k=ed25519; p=" + edKey()},
@@ -193,6 +206,8 @@ func TestCheck(t *testing.T) {
 			w.Write([]byte("v=MCPv1; k=ecdsap384; p=" + p384Key() + "\n"))
 		case "redirect.example.com":
 			http.Redirect(w, r, "https://example.com/.well-known/mcp-registry-auth", http.StatusFound)
+		case "many.example.com":
+			w.Write([]byte("v=MCPv1; k=ed25519; p=" + edKey() + strings.Repeat("\n"+bad, 11)))
 		case "big.example.com":
 			w.Write([]byte("v=MCPv1; k=ed25519; p=" + edKey() + strings.Repeat(" ", 5000)))
 		default:
@@ -210,6 +225,7 @@ func TestCheck(t *testing.T) {
 	c := namespace.NewChecker(namespace.Options{HTTP: fc, Resolver: resolver})
 	ed := namespace.Proof{Algorithm: "ed25519", Key: edKey(), Valid: true}
 	edRecord := "v=MCPv1; k=ed25519; p=" + edKey()
+	badProof := namespace.Proof{Algorithm: "ed25519", Key: "AAAA", Problem: "ed25519 key is 3 bytes, want 32"}
 	tests := []struct {
 		ns   string
 		want namespace.Result
@@ -230,6 +246,13 @@ func TestCheck(t *testing.T) {
 			HTTP: &namespace.HTTPCheck{URL: "https://bad.example.com/.well-known/mcp-registry-auth", Status: 404, Class: "http_404"},
 			DNS: []namespace.DNSCheck{
 				{Name: "bad.example.com", Records: []string{"v=MCPv1; k=ed25519; p=AAAA"}, Proofs: []namespace.Proof{{Algorithm: "ed25519", Key: "AAAA", Problem: "ed25519 key is 3 bytes, want 32"}}},
+				{Name: "example.com", Records: []string{edRecord}, Proofs: []namespace.Proof{ed}, Found: true, CoversSubdomains: true}}}},
+		{"com.example.many", namespace.Result{Method: "http", Methods: []string{"http", "dns"},
+			HTTP: &namespace.HTTPCheck{URL: "https://many.example.com/.well-known/mcp-registry-auth", Status: 200, Found: true,
+				Proofs: append([]namespace.Proof{ed}, slices.Repeat([]namespace.Proof{badProof}, 7)...), ProofsMore: 4},
+			DNS: []namespace.DNSCheck{{Name: "many.example.com", Found: true,
+				Records: append([]string{long[:256] + "…"}, slices.Repeat([]string{bad}, 7)...), RecordsMore: 2,
+				Proofs: append([]namespace.Proof{ed}, slices.Repeat([]namespace.Proof{badProof}, 7)...), ProofsMore: 2},
 				{Name: "example.com", Records: []string{edRecord}, Proofs: []namespace.Proof{ed}, Found: true, CoversSubdomains: true}}}},
 		{"net.example", namespace.Result{Method: "none",
 			HTTP: &namespace.HTTPCheck{URL: "https://example.net/.well-known/mcp-registry-auth", Class: "tls"},
