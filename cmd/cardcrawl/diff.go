@@ -1,9 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
 	"strings"
 
+	"github.com/cardcrawl/cardcrawl/internal/jsonstream"
+	"github.com/cardcrawl/cardcrawl/internal/termsafe"
 	"github.com/cardcrawl/cardcrawl/registry/reconcile"
 )
 
@@ -32,26 +40,53 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	// Recomputing is cheap (well under a second for tens of thousands of
-	// servers) and guarantees the answer reflects the latest crawl and sync;
-	// it only reads, so diff works on a read-only database.
-	res, err := reconcile.Compute(ctx, st, reconcile.Options{Logger: log})
+	// Recomputing guarantees the answer reflects the latest crawl and sync,
+	// and only reads, so diff works on a read-only database. The cards
+	// stream through the matcher in key order, each giving pairs or a
+	// card the Registry lacks, while the output lists every pair first:
+	// both go to temporary files as they come (memory holds the Registry
+	// and one card whatever the number of cards), and are printed after.
+	pairs, err := newSpool[reconcile.Pair]()
 	if err != nil {
 		return err
 	}
+	defer pairs.remove()
+	cardOnly, err := newSpool[reconcile.CardOnly]()
+	if err != nil {
+		return err
+	}
+	defer cardOnly.remove()
+	var rest []reconcile.RegistryOnly
+	same := 0
+	err = reconcile.Walk(ctx, st, reconcile.Options{Logger: log}, func(ps []reconcile.Pair, only *reconcile.CardOnly) error {
+		for _, p := range ps {
+			if len(p.Diffs) == 0 {
+				same++
+			}
+			if err := pairs.add(p); err != nil {
+				return err
+			}
+		}
+		if only != nil {
+			return cardOnly.add(*only)
+		}
+		return nil
+	}, func(r []reconcile.RegistryOnly) error {
+		rest = r
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
 	if rf.asJSON {
-		return writeJSON(e.stdout, res)
+		return writeDiffJSON(e.stdout, pairs, cardOnly, rest)
 	}
 	out := newTextOut(e.stdout)
-	same := 0
-	out.printf("MATCHED (%d)\n", len(res.Pairs))
+	out.printf("MATCHED (%d)\n", pairs.n)
 	out.table("CARD", "REGISTRY", "BASIS", "DIFFERENT FIELDS")
-	for _, p := range res.Pairs {
-		if len(p.Diffs) == 0 {
-			same++
-			if !all {
-				continue
-			}
+	err = pairs.each(func(p reconcile.Pair) error {
+		if len(p.Diffs) == 0 && !all {
+			return nil
 		}
 		fields := make([]string, 0, len(p.Diffs))
 		for _, d := range p.Diffs {
@@ -62,19 +97,131 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 			reg += " (" + p.Status + ")"
 		}
 		out.row(p.CardKey, reg, p.Basis, dash(truncate(strings.Join(fields, ", "), 100)))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if same > 0 && !all {
 		out.printf("(%d pairs agree on every field; --all lists them)\n", same)
 	}
-	out.printf("\nCARD ONLY (%d)\n", len(res.CardOnly))
+	out.printf("\nCARD ONLY (%d)\n", cardOnly.n)
 	out.table("CARD", "NAME", "LISTED BY")
-	for _, c := range res.CardOnly {
+	err = cardOnly.each(func(c reconcile.CardOnly) error {
 		out.row(c.CardKey, dash(c.CardName), dash(strings.Join(c.Domains, " ")))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	out.printf("\nREGISTRY ONLY (%d)\n", len(res.RegistryOnly))
+	out.printf("\nREGISTRY ONLY (%d)\n", len(rest))
 	out.table("NAME", "VERSION", "STATUS", "REGISTRY")
-	for _, r := range res.RegistryOnly {
+	for _, r := range rest {
 		out.row(r.Name, dash(r.Version), dash(r.Status), r.Source)
 	}
 	return out.flush()
+}
+
+// writeDiffJSON writes what writeJSON writes of a reconcile.Result with
+// these parts, the spooled ones element by element.
+func writeDiffJSON(stdout io.Writer, pairs *spool[reconcile.Pair], cardOnly *spool[reconcile.CardOnly], rest []reconcile.RegistryOnly) error {
+	w := termsafe.NewJSONWriter(stdout)
+	member := func(prefix string, fill func(a *jsonstream.Array) error) error {
+		if _, err := io.WriteString(w, prefix); err != nil {
+			return err
+		}
+		a := jsonstream.New(w, "  ")
+		if err := fill(a); err != nil {
+			return err
+		}
+		return a.Close()
+	}
+	err := member("{\n  \"pairs\": ", func(a *jsonstream.Array) error { return pairs.eachRaw(a.AddRaw) })
+	if err == nil {
+		err = member(",\n  \"cardOnly\": ", func(a *jsonstream.Array) error { return cardOnly.eachRaw(a.AddRaw) })
+	}
+	if err == nil {
+		err = member(",\n  \"registryOnly\": ", func(a *jsonstream.Array) error {
+			for _, r := range rest {
+				if err := a.Add(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, "\n}\n")
+	return err
+}
+
+// spool keeps a sequence of values in a temporary file, one compact JSON
+// line each, to be read back in order.
+type spool[T any] struct {
+	f   *os.File
+	w   *bufio.Writer
+	enc *json.Encoder
+	n   int
+}
+
+func newSpool[T any]() (*spool[T], error) {
+	f, err := os.CreateTemp("", "cardcrawl-diff-*.jsonl")
+	if err != nil {
+		return nil, fmt.Errorf("temporary file: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &spool[T]{f: f, w: w, enc: enc}, nil
+}
+
+func (s *spool[T]) add(v T) error {
+	s.n++
+	if err := s.enc.Encode(v); err != nil {
+		return fmt.Errorf("temporary file: %w", err)
+	}
+	return nil
+}
+
+// eachRaw calls fn with each value's compact JSON, in the order added.
+func (s *spool[T]) eachRaw(fn func([]byte) error) error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("temporary file: %w", err)
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("temporary file: %w", err)
+	}
+	r := bufio.NewReader(s.f)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			if err := fn(line[:len(line)-1]); err != nil {
+				return err
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("temporary file: %w", err)
+		}
+	}
+}
+
+// each calls fn with each value, in the order added.
+func (s *spool[T]) each(fn func(T) error) error {
+	return s.eachRaw(func(line []byte) error {
+		var v T
+		if err := json.Unmarshal(line, &v); err != nil {
+			return fmt.Errorf("temporary file: %w", err)
+		}
+		return fn(v)
+	})
+}
+
+func (s *spool[T]) remove() {
+	s.f.Close()
+	os.Remove(s.f.Name())
 }

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 	"github.com/cardcrawl/cardcrawl/internal/feed"
 	"github.com/cardcrawl/cardcrawl/internal/simweb"
 	"github.com/cardcrawl/cardcrawl/internal/site"
+	"github.com/cardcrawl/cardcrawl/registry/reconcile"
 	"github.com/cardcrawl/cardcrawl/store"
 )
 
@@ -230,6 +232,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout)
 		}
 	}
+	checkDiff(t, db)
 
 	// The signed catalog, as `catalogs` shows it: its snapshot and first
 	// release verified (a key made when the demo's web starts), its second
@@ -505,5 +508,81 @@ func TestProbeCommand(t *testing.T) {
 	code, stdout, _ = run(t, "", "probes", "--db", db)
 	if code != exitOK || !strings.Contains(stdout, "https://mcp.example.com/mcp") || !strings.Contains(stdout, "blocked") {
 		t.Errorf("probes: exit %d\n%s", code, stdout)
+	}
+}
+
+// checkDiff compares what diff prints, streaming the cards through the
+// matcher, with the whole reconciliation Compute returns: the JSON byte
+// for byte as writeJSON writes the Result, the table's counts and rows.
+func checkDiff(t *testing.T, db string) {
+	t.Helper()
+	st, err := store.Open(context.Background(), db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := reconcile.Compute(context.Background(), st, reconcile.Options{})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := 0
+	for _, p := range res.Pairs {
+		if len(p.Diffs) == 0 {
+			same++
+		}
+	}
+	if len(res.Pairs) == same || same == 0 || len(res.CardOnly) == 0 || len(res.RegistryOnly) == 0 {
+		t.Fatalf("the demo's reconciliation: %d pairs (%d alike), %d card-only, %d registry-only; the check wants some of each",
+			len(res.Pairs), same, len(res.CardOnly), len(res.RegistryOnly))
+	}
+	var want bytes.Buffer
+	if err := writeJSON(&want, res); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "", "diff", "--db", db, "--json")
+	if code != exitOK {
+		t.Fatalf("diff --json: exit %d: %s", code, stderr)
+	}
+	if diff := cmp.Diff(want.String(), stdout); diff != "" {
+		t.Errorf("diff --json against writeJSON(Compute) (-want +got):\n%s", diff)
+	}
+	for _, all := range []bool{false, true} {
+		args := []string{"diff", "--db", db}
+		if all {
+			args = append(args, "--all")
+		}
+		code, stdout, stderr := run(t, "", args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		rows := func(header string) int { // the lines after a section's header up to a blank line, less its table's header
+			_, after, _ := strings.Cut(stdout, header+"\n")
+			block, _, _ := strings.Cut(after, "\n\n")
+			n := 0
+			for line := range strings.Lines(block) {
+				if !strings.HasPrefix(line, "(") {
+					n++
+				}
+			}
+			return n - 1
+		}
+		shown := len(res.Pairs) - same
+		if all {
+			shown = len(res.Pairs)
+		}
+		for header, want := range map[string]int{
+			fmt.Sprintf("MATCHED (%d)", len(res.Pairs)):              shown,
+			fmt.Sprintf("CARD ONLY (%d)", len(res.CardOnly)):         len(res.CardOnly),
+			fmt.Sprintf("REGISTRY ONLY (%d)", len(res.RegistryOnly)): len(res.RegistryOnly),
+		} {
+			if got := rows(header); !strings.Contains(stdout, header) || got != want {
+				t.Errorf("%v: %q with %d rows, want %d:\n%s", args, header, got, want, stdout)
+			}
+		}
+		for _, c := range res.CardOnly {
+			if !strings.Contains(stdout, c.CardKey) {
+				t.Errorf("%v lacks card-only %s", args, c.CardKey)
+			}
+		}
 	}
 }

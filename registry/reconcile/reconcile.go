@@ -531,7 +531,7 @@ func run(ctx context.Context, db Store, opts Options) (Counts, error) {
 		return add(registryRows(rest)...)
 	}
 	if basis == "" {
-		err = walk(ctx, db, opts, func(pairs []Pair, only *CardOnly) error { return card(cardRows(pairs, only)) }, rest)
+		err = Walk(ctx, db, opts, func(pairs []Pair, only *CardOnly) error { return card(cardRows(pairs, only)) }, rest)
 	} else {
 		err = walkStamped(ctx, db, opts, w, reuse, func(rows []store.ReconcileRow, reused bool) error {
 			if !reused {
@@ -581,11 +581,11 @@ func Stored(ctx context.Context, db Kinds) (Counts, error) {
 }
 
 // Compute reconciles as Run does but only reads the store, returning the
-// whole Result (for a read-only command that prints it).
+// whole Result (tests and small tools; a command prints as Walk goes).
 func Compute(ctx context.Context, db Source, opts Options) (Result, error) {
 	opts.defaults()
 	res := Result{Pairs: []Pair{}, CardOnly: []CardOnly{}, RegistryOnly: []RegistryOnly{}}
-	err := walk(ctx, db, opts, func(pairs []Pair, only *CardOnly) error {
+	err := Walk(ctx, db, opts, func(pairs []Pair, only *CardOnly) error {
 		res.Pairs = append(res.Pairs, pairs...)
 		if only != nil {
 			res.CardOnly = append(res.CardOnly, *only)
@@ -607,10 +607,13 @@ func (o *Options) defaults() {
 	}
 }
 
-// walk loads the latest Registry entries into a matcher, streams the
-// listed cards through it in key order (calling card for each), then hands
-// the entries no card matched to rest.
-func walk(ctx context.Context, db Source, opts Options, card func([]Pair, *CardOnly) error, rest func([]RegistryOnly) error) error {
+// Walk reconciles as Compute does, a card at a time: it loads the latest
+// Registry entries into a matcher, streams the listed cards through it in
+// key order (calling card with each card's pairs, or the card when nothing
+// matched it), then hands the entries no card matched to rest. Memory
+// holds the Registry's entries and one card.
+func Walk(ctx context.Context, db Source, opts Options, card func([]Pair, *CardOnly) error, rest func([]RegistryOnly) error) error {
+	opts.defaults()
 	m, err := loadMatcher(ctx, db, opts)
 	if err != nil {
 		return err
