@@ -812,23 +812,33 @@ func (db *DB) namedPage(ctx context.Context, query string, args ...any) ([]named
 	return out, nil
 }
 
-// Namespaces returns every stored namespace row, by name.
+// Namespaces returns every stored namespace, by name (tests and small
+// tools; a listing streams with EachNamespace).
 func (db *DB) Namespaces(ctx context.Context) ([]NamespaceRow, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT namespace, kind, domain, method, result, checked_at FROM namespaces ORDER BY namespace`)
-	if err != nil {
-		return nil, fmt.Errorf("read namespaces: %w", err)
-	}
-	defer rows.Close()
 	var out []NamespaceRow
-	for rows.Next() {
-		var r NamespaceRow
-		if err := rows.Scan(&r.Namespace, &r.Kind, &r.Domain, &r.Method, &r.Result, &r.CheckedAt); err != nil {
-			return nil, fmt.Errorf("read namespaces: %w", err)
-		}
+	err := db.EachNamespace(ctx, func(r NamespaceRow) error {
 		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// namespacePage is how many namespaces one page of EachNamespace reads.
+const namespacePage = 500
+
+// EachNamespace calls fn with every stored namespace, by name, a page at a
+// time: a listing holds one page whatever the number of namespaces.
+func (db *DB) EachNamespace(ctx context.Context, fn func(NamespaceRow) error) error {
+	err := eachPage(namespacePage, func(after string) ([]NamespaceRow, error) {
+		return collect(ctx, db.sql, func(rows *sql.Rows) (NamespaceRow, error) {
+			var r NamespaceRow
+			err := rows.Scan(&r.Namespace, &r.Kind, &r.Domain, &r.Method, &r.Result, &r.CheckedAt)
+			return r, err
+		}, `SELECT namespace, kind, domain, method, result, checked_at FROM namespaces
+			WHERE namespace > ? ORDER BY namespace LIMIT ?`, after, namespacePage)
+	}, func(r NamespaceRow) string { return r.Namespace }, fn)
+	if err != nil {
+		return fmt.Errorf("read namespaces: %w", err)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read namespaces: %w", err)
-	}
-	return out, nil
+	return nil
 }

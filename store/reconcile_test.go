@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -367,5 +368,39 @@ func testReconcileWriterKeepsWhatIsUnchanged(t *testing.T, dsn string) {
 		if diff := cmp.Diff(without(other), without(read().Rows)); diff != "" {
 			t.Errorf("%s: the other computation's rows (-want +got):\n%s", c.what, diff)
 		}
+	}
+}
+
+// EachNamespace reads every namespace once, in byte order, across pages.
+func TestEachNamespacePages(t *testing.T) { eachDialect(t, testEachNamespacePages) }
+
+func testEachNamespacePages(t *testing.T, dsn string) {
+	db := open(t, dsn, nil)
+	ctx := context.Background()
+	var rows []store.NamespaceRow
+	var want []string
+	for i := range 1203 {
+		// Upper case sorts before lower case in byte order, not in a
+		// language's collation.
+		ns := fmt.Sprintf("com.example%04d", i)
+		if i%3 == 0 {
+			ns = fmt.Sprintf("com.Example%04d", i)
+		}
+		rows = append(rows, store.NamespaceRow{Namespace: ns, Kind: "other", Method: "none", Result: "{}", CheckedAt: "t"})
+		want = append(want, ns)
+	}
+	if err := db.SaveNamespaces(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(want)
+	var got []string
+	if err := db.EachNamespace(ctx, func(r store.NamespaceRow) error {
+		got = append(got, r.Namespace)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("namespaces (-want +got):\n%s", diff)
 	}
 }

@@ -97,24 +97,21 @@ func runNamespaces(ctx context.Context, e *env, args []string) error {
 		return runErr
 	}
 	// After Ctrl-C, what was checked is stored: show it, then say so.
-	rows, err := st.Namespaces(context.WithoutCancel(ctx))
-	if err != nil {
-		return err
-	}
-	recs := make([]namespaceRecord, 0, len(rows))
-	for _, r := range rows {
-		rec := namespaceRecord{CheckedAt: r.CheckedAt}
-		if err := json.Unmarshal([]byte(r.Result), &rec.Result); err != nil {
-			return fmt.Errorf("stored namespace %s: %w", r.Namespace, err)
-		}
-		rec.Namespace = namespace.Classify(r.Namespace)
-		recs = append(recs, rec)
+	each := func(fn func(namespaceRecord) error) error {
+		return st.EachNamespace(context.WithoutCancel(ctx), func(r store.NamespaceRow) error {
+			rec := namespaceRecord{CheckedAt: r.CheckedAt}
+			if err := json.Unmarshal([]byte(r.Result), &rec.Result); err != nil {
+				return fmt.Errorf("stored namespace %s: %w", r.Namespace, err)
+			}
+			rec.Namespace = namespace.Classify(r.Namespace)
+			return fn(rec)
+		})
 	}
 	if asJSON {
-		if err := writeJSON(e.stdout, recs); err != nil {
+		if err := streamJSON(e.stdout, each); err != nil {
 			return err
 		}
-	} else if err := printNamespaces(e, recs); err != nil {
+	} else if err := printNamespaces(e, each); err != nil {
 		return err
 	}
 	if interrupted {
@@ -124,17 +121,21 @@ func runNamespaces(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func printNamespaces(e *env, recs []namespaceRecord) error {
+func printNamespaces(e *env, each func(func(namespaceRecord) error) error) error {
 	out := newTextOut(e.stdout)
 	out.table("NAMESPACE", "KIND", "METHOD", "CHECKED", "FOUND")
 	unchecked := 0
-	for _, r := range recs {
+	err := each(func(r namespaceRecord) error {
 		method := r.Method
 		if r.Kind == namespace.KindDomain && r.CheckedAt == "" {
 			method = "unchecked"
 			unchecked++
 		}
 		out.row(r.Namespace.Name, r.Kind, method, dash(shortTime(r.CheckedAt)), truncate(namespaceSummary(r.Result), 110))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if unchecked > 0 {
 		out.printf("\n%d domain namespaces are unchecked: no HTTP or DNS lookup has run for them yet. Run 'cardcrawl namespaces --check'.\n", unchecked)
