@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
@@ -285,9 +286,21 @@ func scanRegistryEntry(rows *sql.Rows) (RegistryEntry, error) {
 	return e, err
 }
 
-// RegistryEntries returns stored entries ordered by source, name, version.
+// RegistryEntries returns stored entries ordered by source, name, version
+// (tests and small tools; a listing streams with EachRegistryEntry).
 func (db *DB) RegistryEntries(ctx context.Context, f RegistryFilter) ([]RegistryEntry, error) {
-	q := `SELECT ` + registryColumns + ` FROM registry_entries WHERE 1 = 1`
+	var out []RegistryEntry
+	err := db.EachRegistryEntry(ctx, f, func(e RegistryEntry) error {
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// registryWhere is the condition f sets on registry_entries, and its
+// arguments.
+func registryWhere(f RegistryFilter) (string, []any) {
+	q := `1 = 1`
 	var args []any
 	if f.Source != "" {
 		q += ` AND source = ?`
@@ -300,12 +313,36 @@ func (db *DB) RegistryEntries(ctx context.Context, f RegistryFilter) ([]Registry
 	if f.LatestOnly {
 		q += ` AND is_latest = TRUE`
 	}
-	q += ` ORDER BY source, name, version`
-	out, err := collect(ctx, db.sql, scanRegistryEntry, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list registry entries: %w", err)
+	return q, args
+}
+
+// EachRegistryEntry calls fn with the stored entries f selects, ordered by
+// source, name and version, a page at a time (keyset on the primary key):
+// a listing holds one page of server.json documents whatever the size of
+// the Registry.
+func (db *DB) EachRegistryEntry(ctx context.Context, f RegistryFilter, fn func(RegistryEntry) error) error {
+	cond, args := registryWhere(f)
+	type key struct{ source, name, version string } // "" sorts before every stored source
+	return eachPage(registryPage, func(after key) ([]RegistryEntry, error) {
+		page, err := collect(ctx, db.sql, scanRegistryEntry, `SELECT `+registryColumns+` FROM registry_entries
+			WHERE `+cond+` AND (source, name, version) > (?, ?, ?) ORDER BY source, name, version LIMIT ?`,
+			slices.Concat(args, []any{after.source, after.name, after.version, registryPage})...)
+		if err != nil {
+			return nil, fmt.Errorf("list registry entries: %w", err)
+		}
+		return page, nil
+	}, func(e RegistryEntry) key { return key{e.Source, e.Name, e.Version} }, fn)
+}
+
+// CountRegistrySources counts the registries some entry f selects comes
+// from.
+func (db *DB) CountRegistrySources(ctx context.Context, f RegistryFilter) (int, error) {
+	cond, args := registryWhere(f)
+	var n int
+	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(DISTINCT source) FROM registry_entries WHERE `+cond, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count registries: %w", err)
 	}
-	return out, nil
+	return n, nil
 }
 
 // registryPage is how many entries EachLatestRegistryEntry reads per query.

@@ -252,6 +252,10 @@ type registryEntryRecord struct {
 	Findings       []finding.Finding `json:"findings"`
 }
 
+// maxNamed is how many servers a summary line under a listing names
+// before it counts the rest.
+const maxNamed = 20
+
 func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "registry entries", "[--invalid] [--name N] [--json] [flags]", joinLines(
 		"List the Registry entries stored by 'registry sync': every version with its status, whether it",
@@ -275,42 +279,41 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	entries, err := st.RegistryEntries(ctx, store.RegistryFilter{Name: name})
-	if err != nil {
-		return err
-	}
-	recs := make([]registryEntryRecord, 0, len(entries))
-	for _, en := range entries {
-		r := registryEntryRecord{Source: en.Source, Name: en.Name, Version: en.Version, Status: en.Status, IsLatest: en.IsLatest,
-			ReportedLatest: en.ReportedLatest, Schema: en.Schema, SchemaVersion: registry.SchemaVersionOf(en.Schema),
-			Findings: en.Findings, Invalid: en.Findings.HasError()}
-		if r.Findings == nil {
-			r.Findings = finding.List{}
-		}
-		if invalid && !r.Invalid {
-			continue
-		}
-		recs = append(recs, r)
+	filter := store.RegistryFilter{Name: name}
+	each := func(fn func(registryEntryRecord) error) error {
+		return st.EachRegistryEntry(ctx, filter, func(en store.RegistryEntry) error {
+			r := registryEntryRecord{Source: en.Source, Name: en.Name, Version: en.Version, Status: en.Status, IsLatest: en.IsLatest,
+				ReportedLatest: en.ReportedLatest, Schema: en.Schema, SchemaVersion: registry.SchemaVersionOf(en.Schema),
+				Findings: en.Findings, Invalid: en.Findings.HasError()}
+			if r.Findings == nil {
+				r.Findings = finding.List{}
+			}
+			if invalid && !r.Invalid {
+				return nil
+			}
+			return fn(r)
+		})
 	}
 	if rf.asJSON {
-		return writeJSON(e.stdout, recs)
+		return streamJSON(e.stdout, each)
 	}
 	// The source column only when there is more than one registry to tell
 	// apart (the official one, a subregistry, an imported dump).
-	sources := map[string]bool{}
-	for _, r := range recs {
-		sources[r.Source] = true
+	sources, err := st.CountRegistrySources(ctx, filter)
+	if err != nil {
+		return err
 	}
-	many := len(sources) > 1
+	many := sources > 1
 	header := []string{"NAME", "VERSION", "STATUS", "LATEST", "SCHEMA", "FINDINGS"}
 	if many {
 		header = append([]string{"REGISTRY"}, header...)
 	}
 	out := newTextOut(e.stdout)
 	out.table(header...)
-	bad := 0
+	n, bad, deleted := 0, 0, 0
 	var deletedLatest []string
-	for _, r := range recs {
+	err = each(func(r registryEntryRecord) error {
+		n++
 		if r.Invalid {
 			bad++
 		}
@@ -319,7 +322,9 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 			latest = "yes"
 			if r.Status == "deleted" {
 				latest = "yes, deleted"
-				deletedLatest = append(deletedLatest, r.Name)
+				if deleted++; len(deletedLatest) < maxNamed {
+					deletedLatest = append(deletedLatest, r.Name)
+				}
 			}
 		}
 		codes := make([]string, 0, len(r.Findings))
@@ -331,11 +336,19 @@ func runRegistryEntries(ctx context.Context, e *env, args []string) error {
 			cells = append([]any{r.Source}, cells...)
 		}
 		out.row(cells...)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	out.printf("\n%d entries, %d with errors the Registry would reject today ('--json' has every finding's message)\n", len(recs), bad)
-	if len(deletedLatest) > 0 {
+	out.printf("\n%d entries, %d with errors the Registry would reject today ('--json' has every finding's message)\n", n, bad)
+	if deleted > 0 {
+		names := strings.Join(deletedLatest, ", ")
+		if more := deleted - len(deletedLatest); more > 0 {
+			names += fmt.Sprintf(" and %d more", more)
+		}
 		out.printf("latest version deleted: %s (the Registry keeps a deleted version latest until a higher one is published; its .../versions/latest answers 404)\n",
-			strings.Join(deletedLatest, ", "))
+			names)
 	}
 	return out.flush()
 }

@@ -282,11 +282,29 @@ func TestRegistryEntriesDeletedLatest(t *testing.T) {
 	if err := d.Publish(doc("0.0.0"), false); err != nil { // as the real Registry answered
 		t.Fatal(err)
 	}
+	// Twenty-one more whose one version was deleted: the line names twenty
+	// servers and counts the rest.
+	for i := range 21 {
+		gone := fmt.Sprintf("com.example/gone%02d", i)
+		body := `{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json","name":"` + gone +
+			`","description":"d","version":"1.0.0"}`
+		if err := d.Publish(json.RawMessage(body), true); err != nil {
+			t.Fatal(err)
+		}
+		d.SetStatus(gone, "1.0.0", "deleted", "spam")
+	}
 	dbPath := filepath.Join(t.TempDir(), "e.db")
 	if code, _, stderr := run(t, "", append([]string{"registry", "sync", "--db", dbPath}, netArgs...)...); code != exitOK {
 		t.Fatalf("sync exit %d: %s", code, stderr)
 	}
-	code, stdout, stderr := run(t, "", "registry", "entries", "--db", dbPath, "--name", name)
+	code, stdout, stderr := run(t, "", "registry", "entries", "--db", dbPath)
+	if code != exitOK {
+		t.Fatalf("entries exit %d: %s", code, stderr)
+	}
+	if want := "com.example/gone19 and 2 more (the Registry keeps"; !strings.Contains(strings.Join(strings.Fields(stdout), " "), want) {
+		t.Errorf("entries output lacks %q:\n%s", want, stdout)
+	}
+	code, stdout, stderr = run(t, "", "registry", "entries", "--db", dbPath, "--name", name)
 	if code != exitOK {
 		t.Fatalf("entries exit %d: %s", code, stderr)
 	}
