@@ -368,3 +368,27 @@ func TestCompareIgnoresCardOnlyProtocolVersions(t *testing.T) {
 		t.Errorf("diffs = %+v, want none", diffs)
 	}
 }
+
+// A card that a namespace pairs with many entries, through listing
+// domains that name them more than once, is paired with each once, in
+// entry order.
+func TestMatchManyByNamespace(t *testing.T) {
+	const src = "https://registry.example"
+	card := reconcile.Card{Key: "https://example.com/card", Domains: []string{"example.com", "EXAMPLE.com", "Example.COM"},
+		Card: servercard.Card{Name: "unrelated/a"}}
+	var entries []reconcile.Entry
+	var want []string
+	for i := range 30 {
+		name := fmt.Sprintf("com.example/s%02d", 29-i)
+		entries = append(entries, reconcile.Entry{Source: src, Name: name, Server: servercard.Card{Name: name}})
+		want = append(want, fmt.Sprintf("com.example/s%02d", i))
+	}
+	res := reconcile.Match([]reconcile.Card{card}, entries)
+	var got []string
+	for _, p := range res.Pairs {
+		got = append(got, p.Name)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pairs (-want +got):\n%s", diff)
+	}
+}
