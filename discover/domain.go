@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -661,8 +662,9 @@ func (d *domainCrawl) card(catalogKey string, e catalog.Entry, key, sourceURL st
 	findings := res.Findings
 	if n, limit := len(card.Remotes), d.c.opts.MaxRemotes; n > limit {
 		// The stored card keeps only the remotes stored: the raw document,
-		// by its hash, still has them all.
-		card.Remotes = card.Remotes[:limit:limit]
+		// by its hash, still has them all. A copy, so that the domain's
+		// remotes, which point at the card, do not hold all of them.
+		card.Remotes = slices.Clone(card.Remotes[:limit])
 		findings.Add(finding.Warning, CodeRemotesTruncated, "/remotes",
 			fmt.Sprintf("the card declares %d remotes; the first %d are kept", n, limit))
 		d.capped(store.CapRemotes)

@@ -2,11 +2,13 @@ package registry_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cardcrawl/cardcrawl/internal/finding"
 	"github.com/cardcrawl/cardcrawl/registry"
 )
 
@@ -208,5 +210,20 @@ func TestParseDumpDraftEraAndSkipped(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+}
+
+// A server.json that earns more findings than a document keeps keeps
+// MaxPerDocument, its errors first.
+func TestValidateBoundsFindings(t *testing.T) {
+	var remotes []string
+	for i := range 600 {
+		remotes = append(remotes, fmt.Sprintf(`{"type":"ftp","url":"http://r%d.example.com/mcp"}`, i))
+	}
+	fl := validator(t).Validate([]byte(`{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",` +
+		`"name":"com.example/x","description":"d","version":"1.0.0","remotes":[` + strings.Join(remotes, ",") + `]}`))
+	if len(fl) != finding.MaxPerDocument || !fl.Has(finding.CodeTruncated) || !fl.HasError() {
+		t.Errorf("%d findings, truncated %v, errors %v; want %d with %s and errors", len(fl), fl.Has(finding.CodeTruncated),
+			fl.HasError(), finding.MaxPerDocument, finding.CodeTruncated)
 	}
 }

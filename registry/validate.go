@@ -142,7 +142,7 @@ func (v *Validator) Validate(raw []byte) finding.List {
 			fl.Add(finding.Error, CodeSchemaViolation, "", err.Error())
 		}
 	}
-	return fl
+	return finding.Bound(fl)
 }
 
 // leaves reports the innermost schema errors, which name the actual field;

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -503,5 +504,24 @@ func TestRemoteNonPublicAddress(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s: finding %v, want %v (%v)", tt.url, got, tt.want, res.Findings)
 		}
+	}
+}
+
+// A card that earns more findings than a document keeps is graded on all
+// of them and keeps MaxPerDocument, its errors first.
+func TestCheckBoundsFindings(t *testing.T) {
+	v := newValidator(t)
+	var remotes []string
+	for i := range 600 {
+		remotes = append(remotes, fmt.Sprintf(`{"type":"ftp","url":"http://r%d.example.com/mcp"}`, i))
+	}
+	res := v.Check([]byte(`{"$schema":"https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json","name":"com.example/x",` +
+		`"version":"1.0.0","description":"d","remotes":[` + strings.Join(remotes, ",") + `]}`))
+	if n := len(res.Findings); n != finding.MaxPerDocument || !res.Findings.Has(finding.CodeTruncated) || !res.Findings.HasError() {
+		t.Errorf("%d findings, truncated %v, errors %v; want %d with %s and errors", n, res.Findings.Has(finding.CodeTruncated),
+			res.Findings.HasError(), finding.MaxPerDocument, finding.CodeTruncated)
+	}
+	if res.Grade != NonConformant {
+		t.Errorf("grade %s, want %s", res.Grade, NonConformant)
 	}
 }

@@ -131,6 +131,7 @@ func (v *Validator) Check(raw []byte) (res Result) {
 	}
 	semantic(obj, res.Card, res.Shape, &res.Findings)
 	res.Grade = grade(res.Card, res.Shape, schemaValid, res.Findings)
+	res.Findings = finding.Bound(res.Findings) // graded on all of them
 	return res
 }
 

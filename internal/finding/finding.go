@@ -3,7 +3,10 @@
 // CLI can record and print findings from any source the same way.
 package finding
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Severity says how much a finding matters to a consumer of the document.
 type Severity string
@@ -63,6 +66,42 @@ const CodeUTF8BOM = "utf8_bom"
 // AddUTF8BOM records a leading byte order mark that was skipped.
 func (l *List) AddUTF8BOM() {
 	l.Add(Warning, CodeUTF8BOM, "", "the document starts with a UTF-8 byte order mark, which JSON forbids; ignored")
+}
+
+// CodeTruncated marks a list of findings cut at MaxPerDocument: a
+// warning, since what was dropped is unknown beyond its count.
+const CodeTruncated = "findings_truncated"
+
+// MaxPerDocument is how many findings a validator keeps of one document.
+// A document decides how many it earns (a card of 30,000 remotes earned
+// 60,000, 7 MB as JSON), and they are stored with it, read again with
+// every record it describes and shown on its pages; a real document has
+// a few dozen.
+const MaxPerDocument = 200
+
+// Bound keeps at most MaxPerDocument findings of l: when there are more,
+// the errors come first, then the warnings, then the rest (each in its
+// order), and the last kept place goes to a CodeTruncated finding saying
+// how many were dropped. A grade or verdict taken from the whole list
+// stays true of the bounded one: HasError does not change.
+func Bound(l List) List {
+	if len(l) <= MaxPerDocument {
+		return l
+	}
+	rank := func(s Severity) int {
+		switch s {
+		case Error:
+			return 0
+		case Warning:
+			return 1
+		}
+		return 2
+	}
+	out := slices.Clone(l)
+	slices.SortStableFunc(out, func(a, b Finding) int { return rank(a.Severity) - rank(b.Severity) })
+	out = out[: MaxPerDocument-1 : MaxPerDocument-1]
+	out.Add(Warning, CodeTruncated, "", fmt.Sprintf("%d findings; the first %d are kept, errors first", len(l), MaxPerDocument-1))
+	return out
 }
 
 // maxCode bounds a code's length; the longest today has 29 bytes.
