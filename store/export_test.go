@@ -2,6 +2,10 @@ package store
 
 import "context"
 
+// IdentifierChunk lets the tests ask for the records listed under a page's
+// identifiers a few at a time.
+var IdentifierChunk = &identifierChunk
+
 // MaxSpanRecords lets the tests narrow the spans kept pages may have.
 var MaxSpanRecords = &maxSpanRecords
 

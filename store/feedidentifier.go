@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // An AI Catalog entry keeps its publisher's identifier unless an earlier
@@ -37,6 +38,10 @@ func PublisherIdentifier(cardKey string, ls []Listing) string {
 // listings_identifier alone.
 const listingsByIdentifier = `SELECT identifier, remote_norm, card_key FROM listings
 	WHERE identifier IN (%s) AND active = 1`
+
+// identifierChunk is how many records one look-up of the records listed
+// under a page's identifiers asks for.
+var identifierChunk = 512
 
 // markRepeats sets repeats on the records of a page of entries that start
 // an entry (starts) whose publisher identifier and version an earlier
@@ -96,28 +101,30 @@ func markRepeats(ctx context.Context, tx *readTx, page []FeedServer, starts []in
 	if err != nil {
 		return fmt.Errorf("identifiers of the feed: %w", err)
 	}
+	// The records listed under a page's identifiers are as many as their
+	// publishers make them: asked a chunk at a time, as one list of
+	// placeholders would pass the database's limit (32,766 on SQLite).
 	for kind, ks := range keys {
-		if len(ks) == 0 {
-			continue
-		}
-		in, args := inList(ks)
-		where, args := filter.and(`f.removed_at IS NULL AND f.kind = ? AND f.key IN (`+in+`)`, append([]any{kind}, args...))
-		rows, err := tx.QueryContext(ctx, `SELECT f.key, f.card_key, f.version, f.entry_first FROM `+
-			feedFromOf(filter)+` WHERE `+where, args...)
-		if err != nil {
-			return fmt.Errorf("identifiers of the feed: %w", err)
-		}
-		err = scanEach(rows, func() error {
-			var key string
-			var r rec
-			if err := rows.Scan(&key, &r.card, &r.version, &r.first); err != nil {
-				return err
+		for chunk := range slices.Chunk(ks, identifierChunk) {
+			in, args := inList(chunk)
+			where, args := filter.and(`f.removed_at IS NULL AND f.kind = ? AND f.key IN (`+in+`)`, append([]any{kind}, args...))
+			rows, err := tx.QueryContext(ctx, `SELECT f.key, f.card_key, f.version, f.entry_first FROM `+
+				feedFromOf(filter)+` WHERE `+where, args...)
+			if err != nil {
+				return fmt.Errorf("identifiers of the feed: %w", err)
 			}
-			recs[FeedCursor{kind, key}] = r
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("identifiers of the feed: %w", err)
+			err = scanEach(rows, func() error {
+				var key string
+				var r rec
+				if err := rows.Scan(&key, &r.card, &r.version, &r.first); err != nil {
+					return err
+				}
+				recs[FeedCursor{kind, key}] = r
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("identifiers of the feed: %w", err)
+			}
 		}
 	}
 	for _, c := range cands {

@@ -45,12 +45,19 @@ func testFeedEntryRepeats(t *testing.T, dsn string) {
 	repeats := func(filter store.FeedFilter, want store.Facts) map[string]bool {
 		t.Helper()
 		var first map[string]bool
-		for _, size := range []int{500, 1, 2, 3} {
+		for _, size := range []int{500, 1, 2, 3, -1} {
+			// The last: pages of 2, the records under their identifiers
+			// off the page looked up one at a time.
+			chunk := *store.IdentifierChunk
+			if size < 0 {
+				size, *store.IdentifierChunk = 2, 1
+			}
 			got := map[string]bool{}
 			err := db.EachFeedEntryPaged(ctx, filter, want, size, func(e *store.FeedEntry) error {
 				got[e.CardKey] = e.Repeats
 				return nil
 			})
+			*store.IdentifierChunk = chunk
 			if err != nil {
 				t.Fatal(err)
 			}
