@@ -71,8 +71,24 @@ type SyncResult struct {
 	InvalidNames []string `json:"invalidNames,omitempty"`
 	Complete     bool     `json:"complete"`
 	Watermark    string   `json:"watermark,omitempty"`
-	// Findings are about entries skipped while reading pages.
-	Findings finding.List `json:"findings,omitempty"`
+	// Findings are about entries skipped while reading pages: the first
+	// finding.MaxPerDocument of them (a page of 32 MiB can skip millions),
+	// and how many more there were.
+	Findings     finding.List `json:"findings,omitempty"`
+	FindingsMore int          `json:"findingsMore,omitempty"`
+}
+
+// addFindings keeps what a page or dump says of the entries it skipped,
+// as far as Findings' bound.
+func (r *SyncResult) addFindings(fl finding.List, prefix string) {
+	for _, f := range fl {
+		if len(r.Findings) == finding.MaxPerDocument {
+			r.FindingsMore++
+			continue
+		}
+		f.Message = prefix + f.Message
+		r.Findings = append(r.Findings, f)
+	}
 }
 
 // Sync mirrors one registry into the store: a full sweep the first time (or
@@ -198,10 +214,7 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 			}
 			st.SweepStartedAt = stamp(started)
 		}
-		for _, f := range resp.Findings {
-			f.Message = resp.URL + ": " + f.Message
-			res.Findings = append(res.Findings, f)
-		}
+		res.addFindings(resp.Findings, resp.URL+": ")
 		next := resp.NextCursor
 		repeat := next != "" && seen[next]
 		st.Pages++
@@ -365,7 +378,7 @@ func ImportDump(ctx context.Context, opts ImportOptions, body []byte) (SyncResul
 	if err != nil {
 		return res, err
 	}
-	res.Findings = fl
+	res.addFindings(fl, "")
 	if opts.Validator == nil {
 		if opts.Validator, err = NewValidator(); err != nil {
 			return res, err

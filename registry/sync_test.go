@@ -759,3 +759,19 @@ func TestSyncStoresDraftEraServerJSON(t *testing.T) {
 		t.Errorf("first finding = %+v, want version_in_version_detail at the field", fl)
 	}
 }
+
+// A dump or page that skips more entries than a result keeps findings for
+// keeps the first finding.MaxPerDocument and counts the rest.
+func TestImportDumpBoundsSkipped(t *testing.T) {
+	e := newEnv(t)
+	good := `{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json","name":"com.example/a","description":"d","version":"1.0.0"}`
+	body := "[" + good + strings.Repeat(",1", finding.MaxPerDocument+50) + "]"
+	res, err := registry.ImportDump(context.Background(), registry.ImportOptions{Store: e.db, Validator: validator(t)}, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Entries != 1 || len(res.Findings) != finding.MaxPerDocument || res.FindingsMore != 50 {
+		t.Errorf("%d entries, %d findings and %d more; want 1, %d and 50", res.Entries, len(res.Findings), res.FindingsMore,
+			finding.MaxPerDocument)
+	}
+}

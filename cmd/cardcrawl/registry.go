@@ -218,6 +218,9 @@ func printSyncReport(w io.Writer, r registrySyncReport) error {
 	for _, f := range s.Findings {
 		out.printf("  skipped: %s %s\n", f.Code, truncate(f.Message, 120))
 	}
+	if s.FindingsMore > 0 {
+		out.printf("  skipped: %d more (not kept)\n", s.FindingsMore)
+	}
 	if len(s.InvalidNames) > 0 {
 		more := ""
 		if n := s.Invalid - len(s.InvalidNames); n > 0 {

@@ -209,7 +209,8 @@ func newMatcher(entries []Entry) *matcher {
 		underDomain: map[string][]string{}, matched: make([]bool, len(entries))}
 	for i, e := range entries {
 		for _, r := range e.Server.Remotes {
-			if k, ok := URLKey(r.URL); ok && !slices.Contains(m.byURL[k], i) {
+			// i only grows: an entry already under k is the last one.
+			if k, ok := URLKey(r.URL); ok && (len(m.byURL[k]) == 0 || m.byURL[k][len(m.byURL[k])-1] != i) {
 				m.byURL[k] = append(m.byURL[k], i)
 			}
 		}

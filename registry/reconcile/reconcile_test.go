@@ -392,3 +392,18 @@ func TestMatchManyByNamespace(t *testing.T) {
 		t.Errorf("pairs (-want +got):\n%s", diff)
 	}
 }
+
+// An entry declaring one endpoint twice (two templates with other
+// variable names) is paired once with a card declaring it.
+func TestMatchEntryDeclaringAURLTwice(t *testing.T) {
+	const src = "https://registry.example"
+	card := reconcile.Card{Key: "https://example.com/card", Domains: []string{"example.com"},
+		Card: servercard.Card{Name: "com.example/a", Remotes: remote("https://{t}.example.com/mcp")}}
+	entry := reconcile.Entry{Source: src, Name: "com.example/b", Server: servercard.Card{Name: "com.example/b",
+		Remotes: []servercard.Remote{{Type: "streamable-http", URL: "https://{tenant}.example.com/mcp"},
+			{Type: "sse", URL: "https://{org}.example.com/mcp"}}}}
+	res := reconcile.Match([]reconcile.Card{card}, []reconcile.Entry{entry})
+	if len(res.Pairs) != 1 || res.Pairs[0].Basis != reconcile.BasisRemoteURL {
+		t.Errorf("pairs %+v, want one by remote URL", res.Pairs)
+	}
+}
