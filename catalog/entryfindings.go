@@ -16,10 +16,11 @@ import (
 // for both.
 func EntryFindings(fs finding.List, index int) finding.List {
 	var out finding.List
+	entry, data := Entry{Index: index}.Path(), Entry{Index: index}.DataPath()
 	for _, f := range fs {
 		switch {
 		case Under(f.Path, "/signature"):
-		case index >= 0 && Under(f.Path, Entry{Index: index}.Path()) && !Under(f.Path, Entry{Index: index}.DataPath()):
+		case index >= 0 && Under(f.Path, entry) && !Under(f.Path, data):
 		default:
 			continue
 		}

@@ -482,12 +482,20 @@ func (d *domainCrawl) listingCodes(first int, key string, findings finding.List)
 	if len(findings) == 0 {
 		return
 	}
+	// An entry's listings (one a remote of its card) share its codes:
+	// each entry's are found once, not once a listing.
+	codes := map[int]string{}
 	for i := first; i < len(d.result.Listings); i++ {
 		l := &d.result.Listings[i]
 		if l.CatalogURL != key {
 			continue
 		}
-		l.Codes = ListingCodes(findings, l.Entry)
+		c, ok := codes[l.Entry]
+		if !ok {
+			c = ListingCodes(findings, l.Entry)
+			codes[l.Entry] = c
+		}
+		l.Codes = c
 	}
 }
 
