@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -298,5 +301,61 @@ func TestUnreadableListStopsTakingDomains(t *testing.T) {
 	}
 	if sum.Crawled != 1 || sum.Interrupted {
 		t.Errorf("summary %+v, want the one domain read crawled", sum)
+	}
+}
+
+// TestCardsKeptPastTheCapAreBounded: a card entry past the cap keeps its
+// earlier listings (it was not looked at), but only as many as the cap:
+// a catalog that puts new cards first must not add a cap's worth of
+// active cards with every crawl.
+func TestCardsKeptPastTheCapAreBounded(t *testing.T) {
+	w := newWorld(t)
+	var order []string // the catalog's cards, by id
+	var mu sync.Mutex
+	w.web.Handle("rot.example", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.URL.Path == "/.well-known/ai-catalog.json" {
+			var es []string
+			for _, id := range order {
+				es = append(es, fmt.Sprintf(`{"identifier":%q,"type":"application/mcp-server-card+json","url":"https://rot.example/c/%s"}`, id, id))
+			}
+			rw.Header().Set("Content-Type", "application/json")
+			io.WriteString(rw, catalogOf(es...))
+			return
+		}
+		id := strings.TrimPrefix(r.URL.Path, "/c/")
+		rw.Header().Set("Content-Type", "application/mcp-server-card+json")
+		fmt.Fprintf(rw, `{%s,"name":"com.example/%s","version":"1.0.0","description":"d","remotes":[{"type":"streamable-http","url":"https://mcp.rot.example/%s"}]}`,
+			cardSchema, id, id)
+	}))
+	opts := w.options()
+	opts.FollowLinks, opts.LegacyPaths = false, false
+	opts.MaxCards, opts.Force = 2, true
+	active := func() []string {
+		var ids []string
+		for k := range w.pairs(`SELECT DISTINCT card_key, '' FROM listings WHERE domain = 'rot.example' AND active = 1`) {
+			ids = append(ids, strings.TrimPrefix(k, "https://rot.example/c/"))
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	for _, step := range []struct {
+		order, want []string
+	}{
+		{[]string{"a", "b"}, []string{"a", "b"}},
+		// c and d are read; a and b, past the cap, are kept.
+		{[]string{"c", "d", "a", "b"}, []string{"a", "b", "c", "d"}},
+		// e and f are read; c and d are kept; a and b, past as many kept
+		// as the cap, are gone.
+		{[]string{"e", "f", "c", "d", "a", "b"}, []string{"c", "d", "e", "f"}},
+	} {
+		mu.Lock()
+		order = step.order
+		mu.Unlock()
+		w.crawl(context.Background(), opts, "rot.example")
+		if diff := cmp.Diff(step.want, active()); diff != "" {
+			t.Errorf("catalog %v: active cards (-want +got):\n%s", step.order, diff)
+		}
 	}
 }

@@ -73,8 +73,11 @@ type domainCrawl struct {
 	visited  map[string]bool // catalog URLs fetched in this traversal
 	catalogs int             // catalogs read or attempted, root and nested, inline or fetched
 	cards    int             // card entries read or attempted, inline or fetched
-	failed   map[string]int  // card failure classes, for the reason line
-	entries  int             // card entries seen
+	// keptPastCap and catalogsKeptPastCap count the documents past a cap
+	// whose earlier listings are kept (KeepCards, KeepCatalogs).
+	keptPastCap, catalogsKeptPastCap int
+	failed                           map[string]int // card failure classes, for the reason line
+	entries                          int            // card entries seen
 	// remotes are the probe inputs, bounded by the caps on cards and
 	// remotes; they live until the domain's probes are done.
 	remotes []remoteRef
@@ -580,7 +583,8 @@ func (d *domainCrawl) nested(ctx context.Context, e catalog.Entry, n catalogNode
 // listed before: it was not looked at, so it is not gone.
 func (d *domainCrawl) takeCatalog(target string) bool {
 	if d.catalogs >= d.c.opts.MaxCatalogs {
-		if target != "" {
+		if target != "" && d.catalogsKeptPastCap < d.c.opts.MaxCatalogs { // as for cards
+			d.catalogsKeptPastCap++
 			d.result.KeepCatalogs = append(d.result.KeepCatalogs, target)
 		}
 		return false
@@ -597,8 +601,13 @@ func (d *domainCrawl) cardEntry(ctx context.Context, e catalog.Entry, n catalogN
 		target = entryTarget(e)
 	}
 	if d.cards >= d.c.opts.MaxCards {
-		if target != "" {
-			d.result.KeepCards = append(d.result.KeepCards, target) // not looked at, so not gone
+		// Not looked at, so not gone: its earlier listings stay. As many
+		// as the cap at most, the first past it, or a catalog that puts
+		// new cards first would add a cap's worth of active ones with
+		// every crawl.
+		if target != "" && d.keptPastCap < d.c.opts.MaxCards {
+			d.keptPastCap++
+			d.result.KeepCards = append(d.result.KeepCards, target)
 		}
 		return false
 	}
