@@ -3,6 +3,8 @@ package discover_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,5 +125,24 @@ func TestProbeRegistryRemotes(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]int{"ok": 2}, sum.Probes); diff != "" {
 		t.Errorf("a day later, probes (-want +got):\n%s", diff)
+	}
+}
+
+// An entry declaring more remotes than a card may keep has as many
+// recorded as a card would.
+func TestRegistryRemotesBounded(t *testing.T) {
+	w := newWorld(t)
+	var remotes []string
+	for i := range 40 {
+		remotes = append(remotes, fmt.Sprintf(`{"type":"streamable-http","url":"https://r%02d.many.example/mcp"}`, i))
+	}
+	registrySync(t, w, nil, `{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",`+
+		`"name":"com.example/many","description":"d","version":"1.0.0","remotes":[`+strings.Join(remotes, ",")+`]}`)
+	if err := discover.RefreshRegistryRemotes(context.Background(), w.store); err != nil {
+		t.Fatal(err)
+	}
+	got := w.pairs(`SELECT url_norm, name FROM registry_remotes`)
+	if len(got) != 32 || got["https://r31.many.example/mcp"] == "" || got["https://r32.many.example/mcp"] != "" {
+		t.Errorf("%d remotes recorded, want the first 32: %v", len(got), got)
 	}
 }

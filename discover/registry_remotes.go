@@ -32,7 +32,10 @@ func RefreshRegistryRemotes(ctx context.Context, st RegistryRemotes) error {
 }
 
 // registryRemotes reads the remotes of a server.json, normalised as card
-// remotes are, so an endpoint a card and an entry both declare is one.
+// remotes are, so an endpoint a card and an entry both declare is one; the
+// first defaultMaxRemotes, as a card's. Each is a server whose record
+// carries the entry's server.json, so an entry of R remotes would cost R
+// times its size in every feed (and R probes in every run).
 func registryRemotes(serverJSON string) []store.RegistryRemote {
 	var doc struct {
 		Remotes []servercard.Remote `json:"remotes"`
@@ -52,6 +55,9 @@ func registryRemotes(serverJSON string) []store.RegistryRemote {
 		}
 		seen[norm] = true
 		out = append(out, store.RegistryRemote{URLNorm: norm, URL: r.URL, Type: r.Type})
+		if len(out) == defaultMaxRemotes {
+			break
+		}
 	}
 	return out
 }
