@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/publicsuffix"
 
@@ -374,7 +375,30 @@ func Compare(card, server servercard.Card) []Diff {
 		}
 		out = append(out, Diff{Field: d.Field, Card: d.Old, Registry: d.New})
 	}
-	return append(out, compareRemotes(cardRemotes, serverRemotes)...)
+	out = append(out, compareRemotes(cardRemotes, serverRemotes)...)
+	for i := range out {
+		out[i].Card, out[i].Registry = clipDiff(out[i].Card), clipDiff(out[i].Registry)
+	}
+	return out
+}
+
+// maxDiffValue is how much of a differing value a Diff shows. A pair's
+// differences are stored with it and read with its card's records, and
+// a card matched by namespace pairs with every entry of the namespace: a
+// description of a megabyte would be copied into each pair.
+const maxDiffValue = 1000
+
+// clipDiff cuts a value to maxDiffValue bytes, on a character boundary,
+// marking the cut.
+func clipDiff(v string) string {
+	if len(v) <= maxDiffValue {
+		return v
+	}
+	cut := maxDiffValue
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + "…"
 }
 
 // compareRemotes pairs remotes on their matching key and lets

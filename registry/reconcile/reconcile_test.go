@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -405,5 +406,16 @@ func TestMatchEntryDeclaringAURLTwice(t *testing.T) {
 	res := reconcile.Match([]reconcile.Card{card}, []reconcile.Entry{entry})
 	if len(res.Pairs) != 1 || res.Pairs[0].Basis != reconcile.BasisRemoteURL {
 		t.Errorf("pairs %+v, want one by remote URL", res.Pairs)
+	}
+}
+
+// A differing value longer than a Diff shows is cut, on a character
+// boundary, and marked.
+func TestCompareClipsLongValues(t *testing.T) {
+	long := strings.Repeat("é", 800) // 1,600 bytes
+	diffs := reconcile.Compare(servercard.Card{Description: long}, servercard.Card{Description: "short"})
+	want := []reconcile.Diff{{Field: "description", Card: strings.Repeat("é", 500) + "…", Registry: "short"}}
+	if d := cmp.Diff(want, diffs); d != "" {
+		t.Errorf("diffs (-want +got):\n%s", d)
 	}
 }
