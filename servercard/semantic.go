@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
+	"github.com/cardcrawl/cardcrawl/internal/textcut"
 )
 
 // Finding codes this package emits besides "schema_<keyword>". They are stable:
@@ -250,18 +250,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // clip keeps hostile documents from putting megabytes into a finding
-// message, cutting before a character rather than inside one.
-func clip(s string) string {
-	const maxLen = 200
-	if len(s) <= maxLen {
-		return s
-	}
-	n := maxLen
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// message.
+func clip(s string) string { return textcut.Cut(s, 200) }
 
 // fixablePrefixes are the members whose schema errors a consumer can repair or
 // ignore without guessing at the server's identity or endpoints.

@@ -11,9 +11,9 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cardcrawl/cardcrawl/internal/failure"
+	"github.com/cardcrawl/cardcrawl/internal/textcut"
 )
 
 // Modern (2026-07-28) error codes that tell a modern-only server apart.
@@ -324,18 +324,8 @@ func findResponse(b []byte, id int) (*rpcMessage, error) {
 }
 
 // truncate keeps s to at most n bytes, so hostile servers cannot bloat the
-// evidence. It cuts before the character that would cross n, never inside
-// one: half a UTF-8 sequence would reach the store and every output as
-// U+FFFD or, in text, as a stray byte.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// evidence.
+func truncate(s string, n int) string { return textcut.Cut(s, n) }
 
 // requestContext bounds one exchange when Options.Timeout asks for more
 // than the client's own bound.

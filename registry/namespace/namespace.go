@@ -25,12 +25,12 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/cardcrawl/cardcrawl/internal/failure"
 	"github.com/cardcrawl/cardcrawl/internal/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/textcut"
 )
 
 // Kinds of namespace.
@@ -180,19 +180,6 @@ func boundProofs(ps []Proof) ([]Proof, int) {
 		return 1
 	})
 	return ps[:maxProofs:maxProofs], len(ps) - maxProofs
-}
-
-// boundRecord cuts a TXT record kept for display to maxRecordBytes, on a
-// character boundary, marking the cut.
-func boundRecord(t string) string {
-	if len(t) <= maxRecordBytes {
-		return t
-	}
-	cut := maxRecordBytes
-	for cut > 0 && !utf8.RuneStart(t[cut]) {
-		cut--
-	}
-	return t[:cut] + "…"
 }
 
 // HTTPCheck is what the well-known URL answered.
@@ -493,7 +480,7 @@ func (c *Checker) checkDNS(ctx context.Context, name string) DNSCheck {
 			continue
 		}
 		if len(d.Records) < maxRecords {
-			d.Records = append(d.Records, boundRecord(t))
+			d.Records = append(d.Records, textcut.Cut(t, maxRecordBytes))
 		} else {
 			d.RecordsMore++
 		}

@@ -23,10 +23,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/cardcrawl/cardcrawl/internal/textcut"
 	"github.com/cardcrawl/cardcrawl/registry/namespace"
 	"github.com/cardcrawl/cardcrawl/servercard"
 	"github.com/cardcrawl/cardcrawl/store"
@@ -377,7 +377,7 @@ func Compare(card, server servercard.Card) []Diff {
 	}
 	out = append(out, compareRemotes(cardRemotes, serverRemotes)...)
 	for i := range out {
-		out[i].Card, out[i].Registry = clipDiff(out[i].Card), clipDiff(out[i].Registry)
+		out[i].Card, out[i].Registry = textcut.Cut(out[i].Card, maxDiffValue), textcut.Cut(out[i].Registry, maxDiffValue)
 	}
 	return out
 }
@@ -387,19 +387,6 @@ func Compare(card, server servercard.Card) []Diff {
 // a card matched by namespace pairs with every entry of the namespace: a
 // description of a megabyte would be copied into each pair.
 const maxDiffValue = 1000
-
-// clipDiff cuts a value to maxDiffValue bytes, on a character boundary,
-// marking the cut.
-func clipDiff(v string) string {
-	if len(v) <= maxDiffValue {
-		return v
-	}
-	cut := maxDiffValue
-	for cut > 0 && !utf8.RuneStart(v[cut]) {
-		cut--
-	}
-	return v[:cut] + "…"
-}
 
 // compareRemotes pairs remotes on their matching key and lets
 // servercard.Compare diff each pair (type, headers, variables, protocol
