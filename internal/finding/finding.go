@@ -74,7 +74,7 @@ const CodeTruncated = "findings_truncated"
 
 // MaxPerDocument is how many findings a validator keeps of one document.
 // A document decides how many it earns (a card of 30,000 remotes earned
-// 60,000, 7 MB as JSON), and they are stored with it, read again with
+// 30,000, 3.4 MB as JSON), and they are stored with it, read again with
 // every record it describes and shown on its pages; a real document has
 // a few dozen.
 const MaxPerDocument = 200
