@@ -359,3 +359,33 @@ func TestCardsKeptPastTheCapAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestFreshnessFloor: a catalog that asks to be fetched again within the
+// minute is not due again for an hour.
+func TestFreshnessFloor(t *testing.T) {
+	w := newWorld(t)
+	w.web.Handle("eager.example", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/ai-catalog.json" {
+			http.NotFound(rw, r)
+			return
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		rw.Header().Set("Cache-Control", "max-age=60")
+		io.WriteString(rw, catalogOf(inlineCard("e", "https://mcp.eager.example/mcp")))
+	}))
+	opts := w.options()
+	opts.FollowLinks, opts.LegacyPaths = false, false
+	before := time.Now()
+	w.crawl(context.Background(), opts, "eager.example")
+	var at string
+	if err := w.store.SQL().QueryRow(`SELECT next_fetch_after FROM domains WHERE domain = 'eager.example'`).Scan(&at); err != nil {
+		t.Fatal(err)
+	}
+	next, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := next.Sub(before); d < time.Hour || d > 2*time.Hour {
+		t.Errorf("due again %v after the crawl, want an hour", d)
+	}
+}

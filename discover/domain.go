@@ -48,12 +48,16 @@ const (
 
 // Freshness when a response says nothing (Cache-Control max-age wins when
 // present, clamped to [minFresh, maxFresh]). Misses are cached too: most
-// domains publish nothing, and asking again every run is impolite.
+// domains publish nothing, and asking again every run is impolite. No
+// domain is due again within the hour whatever it says: a catalog that
+// changes with every fetch and asks to be fetched every minute would have
+// workers store its documents (up to 50 catalogs and 200 cards of a MiB)
+// sixty times an hour.
 const (
 	defaultFresh = time.Hour
 	missFresh    = 24 * time.Hour
 	failFresh    = time.Hour
-	minFresh     = time.Minute
+	minFresh     = time.Hour
 	maxFresh     = 7 * 24 * time.Hour
 )
 
