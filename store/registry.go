@@ -349,19 +349,10 @@ func (db *DB) CountRegistrySources(ctx context.Context, f RegistryFilter) (int, 
 const registryPage = 200
 
 // EachLatestRegistryEntry calls fn for the latest version of every server
-// of every registry, ordered by source and name, a page at a time (keyset
-// on the latest index), so no caller needs every entry's JSON at once.
+// of every registry, ordered by source and name, a page at a time, so no
+// caller needs every entry's JSON at once.
 func (db *DB) EachLatestRegistryEntry(ctx context.Context, fn func(RegistryEntry) error) error {
-	type key struct{ source, name, version string } // "" sorts before every stored source
-	return eachPage(registryPage, func(after key) ([]RegistryEntry, error) {
-		page, err := collect(ctx, db.sql, scanRegistryEntry, `SELECT `+registryColumns+`
-  FROM registry_entries WHERE is_latest = TRUE AND (source, name, version) > (?, ?, ?)
-  ORDER BY source, name, version LIMIT ?`, after.source, after.name, after.version, registryPage)
-		if err != nil {
-			return nil, fmt.Errorf("list registry entries: %w", err)
-		}
-		return page, nil
-	}, func(e RegistryEntry) key { return key{e.Source, e.Name, e.Version} }, fn)
+	return db.EachRegistryEntry(ctx, RegistryFilter{LatestOnly: true}, fn)
 }
 
 // CountRegistryEntries counts stored versions for source ("" for all).

@@ -240,29 +240,14 @@ func (m *matcher) match(c Card) ([]Pair, *CardOnly) {
 	}
 	var hits []hit
 	// A namespace basis pairs a card with every entry of the namespace,
-	// which a large publisher has by the thousand: past a few hits, a
-	// set keeps the check for one already taken from scanning them all.
-	var seen map[int]bool
+	// which a large publisher has by the thousand: a set, not a scan of
+	// the hits so far, says whether one is taken.
+	seen := map[int]bool{}
 	add := func(i int, basis, detail string) {
-		if seen != nil {
-			if seen[i] {
-				return
-			}
-			seen[i] = true
-		} else {
-			for _, h := range hits {
-				if h.entry == i {
-					return
-				}
-			}
-			if len(hits) == 8 {
-				seen = make(map[int]bool, 16)
-				for _, h := range hits {
-					seen[h.entry] = true
-				}
-				seen[i] = true
-			}
+		if seen[i] {
+			return
 		}
+		seen[i] = true
 		hits = append(hits, hit{i, basis, detail})
 	}
 	for _, r := range c.Card.Remotes {
