@@ -25,6 +25,15 @@ type ProbeTools struct {
 	Result     string
 }
 
+// latestOKProbesPage reads a page of endpoints' latest ok probes from
+// their brief history (probe_outcomes_outcome), a row an endpoint.
+const latestOKProbesPage = `SELECT last.remote_norm, last.id,
+	  CASE WHEN (SELECT t.probe_id FROM endpoint_tools t WHERE t.remote_norm = last.remote_norm) = last.id
+	  THEN '' ELSE (SELECT p.result FROM probes p WHERE p.id = last.id) END
+	FROM (SELECT remote_norm, last_id AS id FROM probe_outcomes WHERE outcome = 'ok' AND remote_norm > ?
+	      ORDER BY remote_norm LIMIT ?) last
+	ORDER BY last.remote_norm`
+
 // EachLatestOKProbe calls fn for every endpoint with an ok probe, in URL
 // order, a page at a time, with the probe's record only when its tool set is
 // not yet in endpoint_tools. The probe and the tool set are looked up by
@@ -37,12 +46,7 @@ func (db *DB) EachLatestOKProbe(ctx context.Context, fn func(ProbeTools) error) 
 			var p ProbeTools
 			err := rows.Scan(&p.RemoteNorm, &p.ProbeID, &p.Result)
 			return p, err
-		}, `SELECT last.remote_norm, last.id,
-			  CASE WHEN (SELECT t.probe_id FROM endpoint_tools t WHERE t.remote_norm = last.remote_norm) = last.id
-			  THEN '' ELSE (SELECT p.result FROM probes p WHERE p.id = last.id) END
-			FROM (SELECT remote_norm, MAX(id) AS id FROM probes WHERE outcome = 'ok' AND remote_norm > ?
-			      GROUP BY remote_norm ORDER BY remote_norm LIMIT ?) last
-			ORDER BY last.remote_norm`, after, categoryPage)
+		}, latestOKProbesPage, after, categoryPage)
 		if err != nil {
 			return nil, fmt.Errorf("latest ok probes: %w", err)
 		}

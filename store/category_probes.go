@@ -44,8 +44,9 @@ func (db *DB) ProbeOutcomeCounts(ctx context.Context, source string) ([]OutcomeC
 		var c OutcomeCount
 		err := rows.Scan(&c.Outcome, &c.Count)
 		return c, err
-	}, `SELECT p.outcome, COUNT(*) FROM probes p
-		JOIN (SELECT remote_norm, MAX(id) AS id FROM probes GROUP BY remote_norm) last ON last.id = p.id
+	}, `SELECT p.outcome, COUNT(*) FROM probe_outcomes p
+		JOIN (SELECT remote_norm, MAX(last_id) AS id FROM probe_outcomes GROUP BY remote_norm) last
+		  ON last.remote_norm = p.remote_norm AND last.id = p.last_id
 		WHERE `+cond+` GROUP BY p.outcome ORDER BY p.outcome`)
 	if err != nil {
 		return nil, fmt.Errorf("probe outcome counts: %w", err)
@@ -63,7 +64,7 @@ func (db *DB) ProbesFrom(ctx context.Context, source string, fn func(ProbeRow) e
 	return eachPage(categoryPage, func(after string) ([]ProbeRow, error) {
 		page, err := collect(ctx, db.sql, scanProbeRow, `SELECT p.remote_norm, p.url, p.probed_at, p.outcome, p.transport, p.protocol,
 			p.server_name, p.server_version, p.tool_count, p.card_sha256, p.result
-			FROM (SELECT p.remote_norm, MAX(p.id) AS id FROM probes p WHERE p.remote_norm > ? AND `+cond+`
+			FROM (SELECT p.remote_norm, MAX(p.last_id) AS id FROM probe_outcomes p WHERE p.remote_norm > ? AND `+cond+`
 			      GROUP BY p.remote_norm ORDER BY p.remote_norm LIMIT ?) last
 			JOIN probes p ON p.id = last.id
 			ORDER BY p.remote_norm`, after, categoryPage)

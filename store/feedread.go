@@ -1201,12 +1201,12 @@ func categoryCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) (
 }
 
 // outcomeCardKeys proposes the endpoints with a probe of the filter's
-// outcome (probes_outcome): a record's is its latest probe's.
+// outcome (probe_outcomes_outcome): a record's is its latest probe's.
 func outcomeCardKeys(ctx context.Context, tx *readTx, f FeedFilter, most int) ([]string, bool, error) {
 	if f.Outcome == "" || f.NotProbed {
 		return nil, false, nil
 	}
-	return namedCardKeys(ctx, tx, `SELECT DISTINCT p.remote_norm FROM probes p WHERE p.outcome = ?`,
+	return namedCardKeys(ctx, tx, `SELECT p.remote_norm FROM probe_outcomes p WHERE p.outcome = ?`,
 		"0", "x.remote_norm", most, f.Outcome)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
@@ -220,9 +219,10 @@ const registryFactsQuery = `SELECT rr.url_norm, e.source, e.name, e.version, e.s
 		WHERE rr.url_norm IN (%s) ORDER BY rr.url_norm, rr.source, rr.name, rr.version`
 
 var (
-	// In the index's order, counted here: grouping in SQL would sort.
-	probeHistoryQuery = `SELECT ` + packText("remote_norm", "outcome", "probed_at") +
-		` FROM probes WHERE remote_norm IN (%s) ORDER BY remote_norm, id`
+	// An endpoint's probes in brief (probe_outcomes): a row an outcome,
+	// however many probes it has had.
+	probeHistoryQuery = `SELECT probe_count, ` + packText("remote_norm", "outcome", "first_at", "last_at") +
+		` FROM probe_outcomes WHERE remote_norm IN (%s) ORDER BY remote_norm, outcome`
 	reconcileFactsQuery = `SELECT id, ` + packText("card_key", "source", "name", "version", "basis", "detail", "diffs", "computed_at") +
 		` FROM reconcile_results WHERE card_key IN (%s) AND kind = 'pair'`
 	namespaceFactsQuery = `SELECT ` + packText("namespace", "kind", "domain", "method", "result", "checked_at") +
@@ -409,30 +409,23 @@ func (f *factScratch) attachServerFacts(ctx context.Context, tx rowsQuerier, pag
 			return fmt.Errorf("probe history: %w", err)
 		}
 		history := map[string][]ProbeCount{}
-		var norm, outcome, at, packed string
-		dests := []*string{&norm, &outcome, &at}
+		var norm, packed string
+		var c ProbeCount
+		dests := []*string{&norm, &c.Outcome, &c.First, &c.Last}
 		err = scanEach(rows, func() error {
-			if err := rows.Scan(&packed); err != nil {
+			if err := rows.Scan(&c.Count, &packed); err != nil {
 				return err
 			}
 			if err := unpackText(packed, dests); err != nil {
 				return err
 			}
-			h := history[norm]
-			i := slices.IndexFunc(h, func(c ProbeCount) bool { return c.Outcome == outcome })
-			if i < 0 {
-				history[norm] = append(h, ProbeCount{Outcome: outcome, Count: 1, First: at, Last: at})
-				return nil
-			}
-			h[i].Count++
-			h[i].First, h[i].Last = min(h[i].First, at), max(h[i].Last, at)
+			history[norm] = append(history[norm], c) // in outcome order
 			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("probe history: %w", err)
 		}
 		for norm, h := range history {
-			slices.SortFunc(h, func(a, b ProbeCount) int { return strings.Compare(a.Outcome, b.Outcome) })
 			for _, i := range byNorm[norm] {
 				page[i].ProbeHistory = h
 			}

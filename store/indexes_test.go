@@ -64,10 +64,10 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{strings.Replace(registryFactsQuery, " IN (%s)", " BETWEEN ? AND ?", 1), []any{"a", "b"},
 			"SEARCH rr USING COVERING INDEX registry_remotes_norm (url_norm>? AND url_norm<?)"},
 		{strings.Replace(probeHistoryQuery, " IN (%s)", " BETWEEN ? AND ?", 1), []any{"a", "b"},
-			"SEARCH probes USING INDEX probes_remote (remote_norm>? AND remote_norm<?)"},
+			"SEARCH probe_outcomes USING INDEX sqlite_autoindex_probe_outcomes_1 (remote_norm>? AND remote_norm<?)"},
 		// Each feed page reads its records' facts by key (feedrecords.go).
 		{fmt.Sprintf(registryFactsQuery, "?, ?"), []any{"a", "b"}, "SEARCH rr USING COVERING INDEX registry_remotes_norm (url_norm=?)"},
-		{fmt.Sprintf(probeHistoryQuery, "?, ?"), []any{"a", "b"}, "SEARCH probes USING INDEX probes_remote (remote_norm=?)"},
+		{fmt.Sprintf(probeHistoryQuery, "?, ?"), []any{"a", "b"}, "SEARCH probe_outcomes USING INDEX sqlite_autoindex_probe_outcomes_1 (remote_norm=?)"},
 		{fmt.Sprintf(reconcileFactsQuery, "?, ?"), []any{"a", "b"}, "SEARCH reconcile_results USING INDEX reconcile_results_card (card_key=? AND kind=?)"},
 		{fmt.Sprintf(namespaceFactsQuery, "?, ?"), []any{"a", "b"}, "SEARCH namespaces USING INDEX sqlite_autoindex_namespaces_1 (namespace=?)"},
 		// A page's categories, by key, or by range in a whole walk.
@@ -80,6 +80,10 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{namespacesOfMethod, []any{"dns", 5001}, "SEARCH namespaces USING COVERING INDEX namespaces_method (method=?)"},
 		{`SELECT rr.url_norm FROM registry_remotes rr WHERE rr.url_norm > ? AND ` + firstEntry("rr"), []any{""},
 			"SEARCH r2 USING COVERING INDEX registry_remotes_norm (url_norm=? AND source<?)"},
+		// The categories read each endpoint's latest ok probe from its brief
+		// history, not from every probe it had.
+		{latestOKProbesPage, []any{"", 10},
+			"SEARCH probe_outcomes USING COVERING INDEX probe_outcomes_outcome (outcome=? AND remote_norm>?)"},
 		// A new reconciliation is compared with the stored one by card key.
 		{changedPairs, []any{"t", "t"}, "SEARCH s USING INDEX reconcile_staging_card (token=? AND card_key=?)"},
 		{changedPairs, []any{"t", "t"}, "SEARCH r USING INDEX reconcile_results_card (card_key=? AND kind=?)"},

@@ -106,6 +106,16 @@ func insertDecisionOnce(tx *txw, now string, d ProbeDecision) (repeated bool, er
 	return n == 0, nil
 }
 
+// addProbeOutcome counts a new probe in its endpoint's brief history
+// (probe_outcomes, migration 0033). A probe's time is the prober's, so
+// the first and last times are compared rather than assumed in id order.
+const addProbeOutcome = `INSERT INTO probe_outcomes (remote_norm, outcome, probe_count, first_at, last_at, last_id)
+	VALUES (?, ?, 1, ?, ?, ?) ON CONFLICT (remote_norm, outcome) DO UPDATE SET
+	probe_count = probe_outcomes.probe_count + 1,
+	first_at = CASE WHEN excluded.first_at < probe_outcomes.first_at THEN excluded.first_at ELSE probe_outcomes.first_at END,
+	last_at = CASE WHEN excluded.last_at > probe_outcomes.last_at THEN excluded.last_at ELSE probe_outcomes.last_at END,
+	last_id = CASE WHEN excluded.last_id > probe_outcomes.last_id THEN excluded.last_id ELSE probe_outcomes.last_id END`
+
 // AddProbe appends a probe result.
 func (db *DB) AddProbe(ctx context.Context, runID int64, p ProbeRow) error {
 	var tools sql.NullInt64
@@ -118,10 +128,15 @@ func (db *DB) AddProbe(ctx context.Context, runID int64, p ProbeRow) error {
 	}
 	now := db.Now()
 	return db.write(func(tx *txw) error {
-		_, err := tx.exec(`INSERT INTO probes (run_id, remote_norm, url, probed_at, outcome, transport, protocol,
-		server_name, server_version, tool_count, card_sha256, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		var id int64
+		err := tx.queryRow(`INSERT INTO probes (run_id, remote_norm, url, probed_at, outcome, transport, protocol,
+		server_name, server_version, tool_count, card_sha256, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		RETURNING id`,
 			runID, p.RemoteNorm, p.URL, probedAt, p.Outcome, p.Transport, p.Protocol, p.ServerName, p.ServerVersion,
-			tools, p.CardSHA256, p.Result)
+			tools, p.CardSHA256, p.Result).Scan(&id)
+		if err == nil {
+			_, err = tx.exec(addProbeOutcome, p.RemoteNorm, p.Outcome, probedAt, probedAt, id)
+		}
 		if err != nil {
 			return fmt.Errorf("add probe for %s: %w", p.URL, err)
 		}
@@ -168,7 +183,8 @@ func (db *DB) Probes(ctx context.Context) ([]ProbeRow, error) {
 func (db *DB) latestProbes(ctx context.Context) (map[string]ProbeRow, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT p.remote_norm, p.url, p.probed_at, p.outcome, p.transport, p.protocol,
 		p.server_name, p.server_version, p.tool_count, p.card_sha256, p.result
-		FROM probes p JOIN (SELECT remote_norm, MAX(id) AS id FROM probes GROUP BY remote_norm) last ON last.id = p.id`)
+		FROM probes p JOIN (SELECT remote_norm, MAX(last_id) AS id FROM probe_outcomes GROUP BY remote_norm) last
+		  ON last.id = p.id`)
 	if err != nil {
 		return nil, fmt.Errorf("latest probes: %w", err)
 	}

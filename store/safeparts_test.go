@@ -84,3 +84,40 @@ func rowsOf(t *testing.T, db *DB, query string) [][]string {
 	}
 	return got
 }
+
+// TestProbeOutcomesMigration: a database whose probes were written before
+// 0033 gets the same brief histories from the migration as AddProbe keeps.
+func TestProbeOutcomesMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, at := range []string{"2026-10-05", "2026-10-01", "2026-10-09", "2026-10-03", "2026-10-02"} {
+		norm := "https://mcp.a.example/" + string(rune('a'+i%2))
+		if err := db.AddProbe(ctx, 0, ProbeRow{RemoteNorm: norm, URL: norm, ProbedAt: at + "T00:00:00Z",
+			Outcome: []string{"ok", "timeout"}[i%3%2]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const all = `SELECT remote_norm, outcome, probe_count, first_at, last_at, last_id FROM probe_outcomes
+		ORDER BY remote_norm, outcome`
+	kept := rowsOf(t, db, all)
+	if len(kept) != 4 {
+		t.Fatalf("AddProbe kept %d brief histories, want 4: %v", len(kept), kept)
+	}
+	for _, q := range []string{`DROP TABLE probe_outcomes`, `DELETE FROM schema_migrations WHERE version = '0033_probe_outcomes'`} {
+		if _, err := db.sql.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	if db, err = Open(ctx, path, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if diff := cmp.Diff(kept, rowsOf(t, db, all)); diff != "" {
+		t.Errorf("brief histories after 0033 (-AddProbe +migration):\n%s", diff)
+	}
+}

@@ -10,7 +10,7 @@ import (
 )
 
 // A filter on a probe outcome, a category, a namespace method or a grade
-// names servers that indexes find (probes_outcome,
+// names servers that indexes find (probe_outcomes_outcome,
 // server_categories_category; the namespaces with the method, then
 // cards_name; for a grade, serve's search index, since the database has
 // none and one would cost every crawl). A page of such a filter reads the
@@ -61,7 +61,7 @@ func (db *DB) siteFacetsOf(f SiteFilter) []*siteFacet {
 	var out []*siteFacet
 	if f.Outcome != "" && f.Outcome != "none" {
 		// Any probe with the outcome: a row's is its latest.
-		out = append(out, &siteFacet{endpoints: []facetArm{{query: `SELECT DISTINCT remote_norm FROM probes
+		out = append(out, &siteFacet{endpoints: []facetArm{{query: `SELECT remote_norm FROM probe_outcomes
 			WHERE outcome = ? AND remote_norm > ? ORDER BY remote_norm LIMIT ?`, args: []any{f.Outcome}}}})
 	}
 	if f.Outcome == "none" {
