@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -193,6 +194,26 @@ func (db *DB) SaveDomain(ctx context.Context, r DomainResult) error {
 }
 
 // saveDomain is SaveDomain's transaction.
+// cardChanged reports whether a stored card reads differently in c: as
+// another document, grade, findings or judge, or from another place. Only
+// then can the records of other domains' listings of it change; a new
+// card has none, and a card saved again as it was changes only the records
+// of this domain's listings, which feedAfterDomain refreshes anyway.
+func cardChanged(tx *txw, c CardRecord, findings string) (bool, error) {
+	var sha, grade, stored, source, judge string
+	var inline bool
+	err := tx.queryRow(`SELECT sha256, grade, findings, source_url, inline, judged_by FROM cards WHERE key = ?`, c.Key).
+		Scan(&sha, &grade, &stored, &source, &inline, &judge)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("stored card %s: %w", c.Key, err)
+	}
+	return sha != c.SHA256 || grade != c.Grade || stored != findings || source != c.SourceURL || inline != c.Inline ||
+		judge != c.JudgedBy, nil
+}
+
 func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 	now := ts(at)
 	if err := addObservations(tx, r.Fetches); err != nil {
@@ -249,10 +270,18 @@ func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 			return fmt.Errorf("save entry %s in %s: %w", e.Identifier, e.CatalogURL, err)
 		}
 	}
+	var changedCards []string
 	for _, c := range r.Cards {
 		findings, err := findingsText(c.Findings)
 		if err != nil {
 			return err
+		}
+		changed, err := cardChanged(tx, c, findings)
+		if err != nil {
+			return err
+		}
+		if changed {
+			changedCards = append(changedCards, c.Key)
 		}
 		if _, err := tx.exec(`INSERT INTO cards
 			(key, source_url, inline, sha256, schema, name, title, version, description, website_url, grade, findings, json,
@@ -351,7 +380,7 @@ func saveDomain(tx *txw, r DomainResult, at time.Time, capped string) error {
 		}
 		r.Decisions[i].Repeated = repeated
 	}
-	return feedAfterDomain(tx, now, r, before, after)
+	return feedAfterDomain(tx, now, r, before, after, changedCards)
 }
 
 const domainCatalogsQuery = `SELECT catalog_url, parent_url FROM domain_catalogs WHERE domain = ?`

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -154,6 +155,102 @@ func TestReadModelMatchesTheCrawlTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	step("a probe")
+}
+
+// TestBestCardOfASharedEndpoint: an endpoint many cards declare is
+// described by the best-graded of them, ties going to the smallest key,
+// whatever the order of keys and grades, as cards are regraded, stop being
+// listed and come in; the read model says what the crawl tables say.
+func TestBestCardOfASharedEndpoint(t *testing.T) { eachDialect(t, testBestCardOfASharedEndpoint) }
+
+func testBestCardOfASharedEndpoint(t *testing.T, dsn string) {
+	ctx := context.Background()
+	db := open(t, dsn, nil)
+	const shared = "https://mcp.shared.example/mcp"
+	save := func(i int, grade string) {
+		t.Helper()
+		var cards []feedtest.Card
+		if grade != "" {
+			cards = append(cards, feedtest.Card{Key: "https://" + feedtest.Domain(i) + "/card.json", Name: "com.example/" +
+				feedtest.Domain(i), Grade: grade, Remotes: []string{shared}})
+		}
+		if err := feedtest.Save(ctx, db, 1, feedtest.Domain(i), cards...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, step := range []struct {
+		name   string
+		saves  map[int]string // domain → its card's grade; "" lists none
+		wantBy int            // the domain whose card describes the endpoint
+	}{
+		{"a conformant card after lesser ones", map[int]string{1: "near_conformant", 2: "non_conformant",
+			3: "conformant", 4: "near_conformant"}, 3},
+		{"the conformant card regraded", map[int]string{3: "non_conformant"}, 1},
+		{"the best near card gone", map[int]string{1: ""}, 4},
+		{"only non-conformant left", map[int]string{4: "non_conformant"}, 2},
+		{"a conformant card with the smallest key", map[int]string{0: "conformant"}, 0},
+		{"two conformant cards", map[int]string{5: "conformant", 2: "conformant"}, 0},
+		{"the first of them gone", map[int]string{0: ""}, 2},
+	} {
+		for _, i := range slices.Sorted(maps.Keys(step.saves)) {
+			save(i, step.saves[i])
+		}
+		want := fromServers(t, db)
+		if diff := cmp.Diff(want, fromReadModel(t, db)); diff != "" {
+			t.Fatalf("%s (-crawl tables +read model):\n%s", step.name, diff)
+		}
+		if len(want) != 1 || want[0].CardKey != "https://"+feedtest.Domain(step.wantBy)+"/card.json" {
+			t.Fatalf("%s: servers %+v, want the endpoint described by %s's card", step.name, want, feedtest.Domain(step.wantBy))
+		}
+	}
+}
+
+// TestChangedCardReachesOtherDomainsRecords: when one domain saves a card
+// that changed (another document, or the same judged differently), the
+// records another domain's listings of that card reach follow, though
+// this domain does not list them.
+func TestChangedCardReachesOtherDomainsRecords(t *testing.T) {
+	eachDialect(t, testChangedCardReachesOtherDomainsRecords)
+}
+
+func testChangedCardReachesOtherDomainsRecords(t *testing.T, dsn string) {
+	ctx := context.Background()
+	db := open(t, dsn, nil)
+	const key = "https://cards.example/shared.json"
+	const older, newer = "https://mcp.cards.example/v1", "https://mcp.cards.example/v2"
+	v2 := `{"name":"com.example/shared","version":"2","remotes":[{"type":"streamable-http","url":"` + newer + `"}]}`
+	for _, step := range []struct {
+		name, domain string
+		card         feedtest.Card
+		want         map[string]string // endpoint → version and grade its record shows
+	}{
+		{"b lists the card's first version", feedtest.Domain(2),
+			feedtest.Card{Key: key, Name: "com.example/shared", Version: "1", Remotes: []string{older}},
+			map[string]string{older: "1 conformant"}},
+		{"a lists its second, with another endpoint", feedtest.Domain(1),
+			feedtest.Card{Key: key, Name: "com.example/shared", Version: "2", JSON: v2, Remotes: []string{newer}},
+			map[string]string{older: "2 conformant", newer: "2 conformant"}},
+		{"a lists it again, judged otherwise", feedtest.Domain(1),
+			feedtest.Card{Key: key, Name: "com.example/shared", Version: "2", JSON: v2, Grade: "non_conformant",
+				Remotes: []string{newer}},
+			map[string]string{older: "2 non_conformant", newer: "2 non_conformant"}},
+	} {
+		if err := feedtest.Save(ctx, db, 1, step.domain, step.card); err != nil {
+			t.Fatal(err)
+		}
+		want := fromServers(t, db)
+		got := fromReadModel(t, db)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%s (-crawl tables +read model):\n%s", step.name, diff)
+		}
+		shown := map[string]string{}
+		for _, v := range got {
+			shown[v.Norm] = v.Version + " " + v.Grade
+		}
+		if diff := cmp.Diff(step.want, shown); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", step.name, diff)
+		}
+	}
 }
 
 // TestUpdatedAtMovesOnMeaningOnly: a re-crawl with nothing new and a new

@@ -84,6 +84,9 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		// history, not from every probe it had.
 		{latestOKProbesPage, []any{"", 10},
 			"SEARCH probe_outcomes USING COVERING INDEX probe_outcomes_outcome (outcome=? AND remote_norm>?)"},
+		// A record's card is its endpoint's first in key order, one seek
+		// however many domains list the endpoint.
+		{endpointRecordQuery, []any{nil, "u"}, "SEARCH l USING COVERING INDEX listings_remote_card (remote_norm=? AND active=?)"},
 		// A new reconciliation is compared with the stored one by card key.
 		{changedPairs, []any{"t", "t"}, "SEARCH s USING INDEX reconcile_staging_card (token=? AND card_key=?)"},
 		{changedPairs, []any{"t", "t"}, "SEARCH r USING INDEX reconcile_results_card (card_key=? AND kind=?)"},
