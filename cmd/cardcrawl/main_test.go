@@ -56,6 +56,11 @@ func TestUsageErrors(t *testing.T) {
 		{"bad export outcome", []string{"export", "--outcome", "nope"}, "or none, not \"nope\""},
 		{"bad max depth", []string{"crawl", "--max-depth", "-1", "--db", filepath.Join(dir, "y.db"), "example.com"}, "--max-depth"},
 		{"not a domain", []string{"crawl", "--db", filepath.Join(dir, "y.db"), "bad domain!!"}, "not a domain name"},
+		{"prune without an age", []string{"prune", "--db", filepath.Join(dir, "y.db")}, "--older-than is required"},
+		{"prune too recent", []string{"prune", "--older-than", "12h"}, "at least 1d, not 12h0m0s"},
+		{"prune bad age", []string{"prune", "--older-than", "3 weeks"}, "not an age"},
+		{"prune missing database", []string{"prune", "--older-than", "90d", "--db", filepath.Join(dir, "absent.db")},
+			"no database at"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
