@@ -166,6 +166,7 @@ func TestProbesResumeAfterInterruption(t *testing.T) {
 	// The state a kill -9 between saving the domains and deciding leaves.
 	w.exec(`DELETE FROM probe_decisions`)
 	w.exec(`DELETE FROM probes`)
+	w.exec(`DELETE FROM probe_outcomes`) // written with each probe, in its transaction
 	w.exec(`UPDATE runs SET status = 'abandoned' WHERE id = ?`, first.RunID)
 
 	sum := w.crawl(context.Background(), opts, "a.example", "b.example")
@@ -187,6 +188,7 @@ func TestProbesResumeAfterInterruption(t *testing.T) {
 		t.Errorf("first run settled = %v, %v; want true once its leftovers are done", settled, err)
 	}
 	w.exec(`DELETE FROM probes`)
+	w.exec(`DELETE FROM probe_outcomes`) // written with each probe, in its transaction
 	w.exec(`UPDATE runs SET status = 'interrupted', settled = 0 WHERE id = ?`, first.RunID)
 	sum = w.crawl(context.Background(), opts, "a.example", "b.example")
 	if diff := cmp.Diff(map[string]int{"ok": 1}, sum.Probes); diff != "" || len(sum.ProbeSkips) != 0 {

@@ -52,8 +52,16 @@ func (f fixture) endpoint(norm, name, desc string, tools []string) {
 	}
 	if tools != nil {
 		rec, _ := json.Marshal(map[string]any{"outcome": "ok", "toolNames": tools, "toolCount": len(tools)})
-		f.exec(`INSERT INTO probes (remote_norm, url, probed_at, outcome, result) VALUES (?, ?, ?, 'ok', ?)`,
-			norm, norm, at, string(rec))
+		f.probe(norm, string(rec))
+	}
+}
+
+// probe records an ok probe of the endpoint, as a crawl does.
+func (f fixture) probe(norm, record string) {
+	f.t.Helper()
+	if err := f.db.AddProbe(context.Background(), 0, store.ProbeRow{RemoteNorm: norm, URL: norm, ProbedAt: at,
+		Outcome: "ok", Result: record}); err != nil {
+		f.t.Fatal(err)
 	}
 }
 
@@ -194,6 +202,7 @@ func testRun(t *testing.T, dsn string) {
 	// its tools decide; the gone server's category is removed.
 	f.unlist("https://gw00.example/mcp")
 	f.exec(`DELETE FROM probes WHERE remote_norm = 'https://gw00.example/mcp'`)
+	f.exec(`DELETE FROM probe_outcomes WHERE remote_norm = 'https://gw00.example/mcp'`)
 	f.exec(`DELETE FROM endpoint_tools WHERE remote_norm = 'https://gw00.example/mcp'`)
 	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Changed != 19 || res.Removed != 1 ||
 		res.CommonSets != 0 || res.Since {
@@ -205,7 +214,7 @@ func testRun(t *testing.T, dsn string) {
 
 	// A newer ok probe with other tools is read again.
 	rec, _ := json.Marshal(map[string]any{"outcome": "ok", "toolNames": []string{"play_song", "music_search", "podcast_feed"}, "toolCount": 3})
-	f.exec(`INSERT INTO probes (remote_norm, url, probed_at, outcome, result) VALUES ('https://c.example/mcp', 'x', ?, 'ok', ?)`, at, string(rec))
+	f.probe("https://c.example/mcp", string(rec))
 	if res, err = recompute.Run(ctx, db, recompute.Options{}); err != nil || res.Changed != 1 || res.ToolSets != 1 || !res.Since {
 		t.Errorf("after a new probe = %+v, %v", res, err)
 	}
