@@ -86,6 +86,14 @@ func (db *DB) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error)
 	if opts.Progress != nil {
 		opts.Progress("documents", res.Documents)
 	}
+	if !opts.DryRun && res != (PruneResult{}) {
+		// A server's page lists its past probes and fetches, and what serves
+		// it is current until the change counter moves.
+		var seq int64
+		if err := db.sql.QueryRowContext(ctx, bumpFeedSeq).Scan(&seq); err != nil {
+			return res, fmt.Errorf("prune: %w", err)
+		}
+	}
 	return res, nil
 }
 

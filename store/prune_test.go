@@ -101,13 +101,21 @@ func testPrune(t *testing.T, dsn string) {
 		return [][][]string{rowsOf(t, db, observations), rowsOf(t, db, documents), rowsOf(t, db, probes),
 			rowsOf(t, db, decisions), rowsOf(t, db, outcomes)}
 	}
-	before := all()
+	version := func() string {
+		t.Helper()
+		v, err := db.FeedVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before, v0 := all(), version()
 	opts := PruneOptions{Before: day(30), DryRun: true}
 	dry, err := db.Prune(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(before, all()); diff != "" {
+	if diff := cmp.Diff(before, all()); diff != "" || version() != v0 {
 		t.Fatalf("a dry run changed the database (-before +after):\n%s", diff)
 	}
 	opts.DryRun = false
@@ -134,11 +142,15 @@ func testPrune(t *testing.T, dsn string) {
 	if diff := cmp.Diff(wantRows, all()); diff != "" {
 		t.Errorf("after the prune (-want +got):\n%s", diff)
 	}
+	v1 := version()
+	if v1 == v0 {
+		t.Errorf("the change counter stayed at %s: pages that list past probes would be served as they were", v0)
+	}
 	again, err := db.Prune(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again != (PruneResult{}) {
-		t.Errorf("a second prune dropped %+v, want nothing", again)
+	if again != (PruneResult{}) || version() != v1 {
+		t.Errorf("a second prune dropped %+v, the counter %s → %s; want nothing", again, v1, version())
 	}
 }
