@@ -447,10 +447,10 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 // does not depend on crawl order. endpointRecordQuery reads the record with
 // the card given, or with its first card in key order when that is NULL
 // (listings_remote_card): one look-up however many domains list the
-// endpoint, and the answer whenever that card is conformant; otherwise
-// betterCard walks on through the endpoint's other cards. Ordering every
-// active listing by grade instead made each save of a domain listing a
-// popular endpoint read all of them (8,000 domains listing one: 46 s).
+// endpoint, and the answer whenever that card is conformant. Otherwise
+// bestCardQuery ranks them all, as every record's refresh did before: a
+// save of a domain listing a popular endpoint read all of its listings
+// (8,000 domains listing one: 46 s to save them).
 const endpointRecordQuery = `SELECT r.url, r.type, r.templated, r.first_seen, r.last_seen,
 	c.key, c.source_url, c.inline, c.sha256, c.name, c.title, c.version, c.description, c.website_url, c.grade,
 	c.findings, COALESCE(p.outcome, ''), COALESCE(p.probed_at, ''), COALESCE(p.transport, ''),
@@ -464,29 +464,10 @@ const endpointRecordQuery = `SELECT r.url, r.type, r.templated, r.first_seen, r.
 	LEFT JOIN probe_decisions d ON d.id = (SELECT MAX(id) FROM probe_decisions WHERE remote_norm = r.url_norm)
 	WHERE r.url_norm = ?`
 
-// betterCard walks an endpoint's cards in key order after first, whose
-// grade ranks rank, and returns the best (first when none is better); the
-// walk ends at the first conformant card, since none can beat it.
-func (f *feedTx) betterCard(norm, first string, rank int) (string, error) {
-	best, after := first, first
-	for rank > 0 {
-		var key, grade string
-		err := f.tx.queryRow(`SELECT l.card_key, c.grade FROM listings l JOIN cards c ON c.key = l.card_key
-			WHERE l.remote_norm = ? AND l.active = TRUE AND l.card_key > ? ORDER BY l.card_key LIMIT 1`, norm, after).
-			Scan(&key, &grade)
-		if errors.Is(err, sql.ErrNoRows) {
-			break
-		}
-		if err != nil {
-			return "", fmt.Errorf("cards of %s: %w", norm, err)
-		}
-		if r := gradeRank[grade]; r < rank {
-			best, rank = key, r
-		}
-		after = key
-	}
-	return best, nil
-}
+// bestCardQuery is the best card of an endpoint's active listings, by
+// gradeRank and then key.
+var bestCardQuery = `SELECT c.key FROM listings l JOIN cards c ON c.key = l.card_key
+	WHERE l.remote_norm = ? AND l.active = TRUE ORDER BY ` + gradeRankSQL("c.grade") + `, c.key LIMIT 1`
 
 // computed is what compute learns besides the record.
 type computed struct {
@@ -513,9 +494,9 @@ func (f *feedTx) compute(k feedKey) (r feedRow, c computed, err error) {
 				&r.decisionReason, &c.recorded, &c.cardLive)
 		}
 		err = read(sql.NullString{})
-		if rank := gradeRank[m.grade]; err == nil && rank > 0 {
+		if err == nil && gradeRank[m.grade] > 0 {
 			var best string
-			if best, err = f.betterCard(k.key, m.cardKey, rank); err == nil && best != m.cardKey {
+			if err = f.tx.queryRow(bestCardQuery, k.key).Scan(&best); err == nil && best != m.cardKey {
 				err = read(sql.NullString{String: best, Valid: true})
 			}
 		}

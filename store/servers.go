@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/cardcrawl/cardcrawl/internal/finding"
 )
@@ -149,7 +152,23 @@ func (db *DB) Servers(ctx context.Context) ([]Server, error) {
 	return out, nil
 }
 
+// gradeRank orders grades, best first; a grade it does not name ranks
+// with conformant.
 var gradeRank = map[string]int{"conformant": 0, "near_conformant": 1, "non_conformant": 2}
+
+// gradeRankSQL is gradeRank as an SQL expression over a grade column.
+func gradeRankSQL(col string) string {
+	grades := slices.Sorted(maps.Keys(gradeRank))
+	var b strings.Builder
+	b.WriteString("CASE " + col)
+	for _, g := range grades {
+		if r := gradeRank[g]; r > 0 {
+			fmt.Fprintf(&b, " WHEN '%s' THEN %d", g, r)
+		}
+	}
+	b.WriteString(" ELSE 0 END")
+	return b.String()
+}
 
 func bestCard(ls []Listing, cards map[string]CardRow) CardRow {
 	var best CardRow
