@@ -45,8 +45,7 @@ func (db *DB) ProbeOutcomeCounts(ctx context.Context, source string) ([]OutcomeC
 		err := rows.Scan(&c.Outcome, &c.Count)
 		return c, err
 	}, `SELECT p.outcome, COUNT(*) FROM probe_outcomes p
-		JOIN (SELECT remote_norm, MAX(last_id) AS id FROM probe_outcomes GROUP BY remote_norm) last
-		  ON last.remote_norm = p.remote_norm AND last.id = p.last_id
+		JOIN (`+latestProbeIDs+`) last ON last.remote_norm = p.remote_norm AND last.id = p.last_id
 		WHERE `+cond+` GROUP BY p.outcome ORDER BY p.outcome`)
 	if err != nil {
 		return nil, fmt.Errorf("probe outcome counts: %w", err)

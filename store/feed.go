@@ -448,7 +448,7 @@ func (f *feedTx) refresh(k feedKey, listingChanged bool, reason string) error {
 // the card given, or with its first card in key order when that is NULL
 // (listings_remote_card): one look-up however many domains list the
 // endpoint, and the answer whenever that card is conformant. Otherwise
-// bestCardQuery ranks them all, as every record's refresh did before: a
+// bestCardOf ranks them all, as every record's refresh did before: a
 // save of a domain listing a popular endpoint read all of its listings
 // (8,000 domains listing one: 46 s to save them).
 const endpointRecordQuery = `SELECT r.url, r.type, r.templated, r.first_seen, r.last_seen,
@@ -464,10 +464,7 @@ const endpointRecordQuery = `SELECT r.url, r.type, r.templated, r.first_seen, r.
 	LEFT JOIN probe_decisions d ON d.id = (SELECT MAX(id) FROM probe_decisions WHERE remote_norm = r.url_norm)
 	WHERE r.url_norm = ?`
 
-// bestCardQuery is the best card of an endpoint's active listings, by
-// gradeRank and then key.
-var bestCardQuery = `SELECT c.key FROM listings l JOIN cards c ON c.key = l.card_key
-	WHERE l.remote_norm = ? AND l.active = TRUE ORDER BY ` + gradeRankSQL("c.grade") + `, c.key LIMIT 1`
+var bestCardQuery = bestCardOf("?")
 
 // computed is what compute learns besides the record.
 type computed struct {

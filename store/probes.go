@@ -116,6 +116,10 @@ const addProbeOutcome = `INSERT INTO probe_outcomes (remote_norm, outcome, probe
 	last_at = CASE WHEN excluded.last_at > probe_outcomes.last_at THEN excluded.last_at ELSE probe_outcomes.last_at END,
 	last_id = CASE WHEN excluded.last_id > probe_outcomes.last_id THEN excluded.last_id ELSE probe_outcomes.last_id END`
 
+// latestProbeIDs is each probed endpoint's latest probe id, from its brief
+// history: a row per outcome, not per probe.
+const latestProbeIDs = `SELECT remote_norm, MAX(last_id) AS id FROM probe_outcomes GROUP BY remote_norm`
+
 // AddProbe appends a probe result.
 func (db *DB) AddProbe(ctx context.Context, runID int64, p ProbeRow) error {
 	var tools sql.NullInt64
@@ -183,8 +187,7 @@ func (db *DB) Probes(ctx context.Context) ([]ProbeRow, error) {
 func (db *DB) latestProbes(ctx context.Context) (map[string]ProbeRow, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT p.remote_norm, p.url, p.probed_at, p.outcome, p.transport, p.protocol,
 		p.server_name, p.server_version, p.tool_count, p.card_sha256, p.result
-		FROM probes p JOIN (SELECT remote_norm, MAX(last_id) AS id FROM probe_outcomes GROUP BY remote_norm) last
-		  ON last.id = p.id`)
+		FROM probes p JOIN (`+latestProbeIDs+`) last ON last.id = p.id`)
 	if err != nil {
 		return nil, fmt.Errorf("latest probes: %w", err)
 	}

@@ -89,8 +89,7 @@ func (db *DB) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error)
 	if !opts.DryRun && res != (PruneResult{}) {
 		// A server's page lists its past probes and fetches, and what serves
 		// it is current until the change counter moves.
-		var seq int64
-		if err := db.sql.QueryRowContext(ctx, bumpFeedSeq).Scan(&seq); err != nil {
+		if _, err := db.sql.ExecContext(ctx, bumpFeedSeq); err != nil {
 			return res, fmt.Errorf("prune: %w", err)
 		}
 	}

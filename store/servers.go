@@ -170,6 +170,14 @@ func gradeRankSQL(col string) string {
 	return b.String()
 }
 
+// bestCardOf selects the card that describes the endpoint norm (a column
+// or a placeholder): of its active listings' cards, the best by gradeRank,
+// then the smallest key (Servers' rule).
+func bestCardOf(norm string) string {
+	return `SELECT l.card_key FROM listings l JOIN cards c2 ON c2.key = l.card_key
+	WHERE l.remote_norm = ` + norm + ` AND l.active = TRUE ORDER BY ` + gradeRankSQL("c2.grade") + `, c2.key LIMIT 1`
+}
+
 func bestCard(ls []Listing, cards map[string]CardRow) CardRow {
 	var best CardRow
 	found := false

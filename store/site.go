@@ -144,12 +144,6 @@ func nsMethodOf(name string) string {
 	          WHERE n.namespace = ` + namespaceOf(name, "%[2]s") + `), '')`
 }
 
-// bestCardOf is the best-graded listed card declaring endpoint r.url_norm
-// (Servers' rule).
-const bestCardOf = `(SELECT l.card_key FROM listings l JOIN cards c2 ON c2.key = l.card_key
-	WHERE l.remote_norm = r.url_norm AND l.active = 1
-	ORDER BY CASE c2.grade WHEN 'conformant' THEN 0 WHEN 'near_conformant' THEN 1 ELSE 2 END, c2.key LIMIT 1)`
-
 // The segments, in key order: cards without remotes ('card' < 'endpoint'),
 // then endpoints, which are the endpoints of listed cards merged with
 // those only the Registry declares. Each takes the subject to start after,
@@ -157,7 +151,7 @@ const bestCardOf = `(SELECT l.card_key FROM listings l JOIN cards c2 ON c2.key =
 var (
 	siteCards = siteSegment{`SELECT 'card' AS kind, c0.key AS subject, '' AS url, c0.key AS card_key, 1 AS in_cards FROM cards c0
 		WHERE c0.key > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.card_key = c0.key AND l.active = 1 AND l.remote_norm = '')`, "c0.key", nthKey("cards", "key")}
-	siteCardEndpoints = siteSegment{`SELECT 'endpoint' AS kind, r.url_norm AS subject, r.url AS url, ` + bestCardOf + ` AS card_key, 1 AS in_cards
+	siteCardEndpoints = siteSegment{`SELECT 'endpoint' AS kind, r.url_norm AS subject, r.url AS url, (` + bestCardOf("r.url_norm") + `) AS card_key, 1 AS in_cards
 		FROM remotes r WHERE r.url_norm > ? {in} AND EXISTS (SELECT 1 FROM listings l WHERE l.remote_norm = r.url_norm AND l.active = 1)`, "r.url_norm", nthKey("remotes", "url_norm")}
 	// One row an endpoint, its first entry's (firstEntry), in the index's
 	// order: grouped by endpoint, SQLite computed and sorted every one of

@@ -114,7 +114,7 @@ func (db *DB) siteCards(ctx context.Context, d *SiteDetail) error {
 		return c, err
 	}, `SELECT `+cardColumns+`, CASE WHEN EXISTS (SELECT 1 FROM documents doc WHERE doc.sha256 = c.sha256) THEN 1 ELSE 0 END
 		FROM cards c WHERE c.key IN (SELECT l.card_key FROM listings l WHERE `+cond+`)
-		ORDER BY CASE c.grade WHEN 'conformant' THEN 0 WHEN 'near_conformant' THEN 1 ELSE 2 END, c.key LIMIT ?`,
+		ORDER BY `+gradeRankSQL("c.grade")+`, c.key LIMIT ?`,
 		append(args, siteMaxCards+1)...)
 	if err != nil {
 		return fmt.Errorf("cards: %w", err)

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/cardcrawl/cardcrawl/internal/textcut"
 )
 
 // challenge is one parsed WWW-Authenticate challenge; parameter names are
@@ -134,10 +136,10 @@ func (r *run) auth(ctx context.Context, rep reply) {
 	}
 	if ch != nil {
 		info.Scheme = ch.Scheme
-		info.ResourceMetadataURL = truncate(ch.Params["resource_metadata"], 2048)
-		info.Scope = truncate(ch.Params["scope"], 512)
-		info.Error = truncate(ch.Params["error"], 64)
-		info.ErrorDescription = truncate(ch.Params["error_description"], 300)
+		info.ResourceMetadataURL = textcut.Cut(ch.Params["resource_metadata"], 2048)
+		info.Scope = textcut.Cut(ch.Params["scope"], 512)
+		info.Error = textcut.Cut(ch.Params["error"], 64)
+		info.ErrorDescription = textcut.Cut(ch.Params["error_description"], 300)
 	}
 	info.PointsToOAuthMetadata = info.ResourceMetadataURL != ""
 	if r.p.getDoc == nil {
@@ -167,12 +169,12 @@ func (r *run) auth(ctx context.Context, rep reply) {
 		info.PointsToOAuthMetadata = true
 		info.ProtectedResource = &ProtectedResourceInfo{
 			URL:                  c,
-			Resource:             truncate(prm.Resource, 2048),
+			Resource:             textcut.Cut(prm.Resource, 2048),
 			ResourceMatches:      sameResource(prm.Resource, r.url),
 			AuthorizationServers: capStrings(prm.AuthorizationServers, 10, 2048),
 			ScopesSupported:      capStrings(prm.ScopesSupported, 50, 128),
 			BearerMethods:        capStrings(prm.BearerMethods, 5, 32),
-			ResourceName:         truncate(prm.ResourceName, 200),
+			ResourceName:         textcut.Cut(prm.ResourceName, 200),
 		}
 		break
 	}
@@ -203,7 +205,7 @@ func (r *run) authServer(ctx context.Context, issuer string) *AuthServerInfo {
 		return &AuthServerInfo{
 			URL:                      c.url,
 			Source:                   c.source,
-			Issuer:                   truncate(m.Issuer, 2048),
+			Issuer:                   textcut.Cut(m.Issuer, 2048),
 			IssuerMatches:            m.Issuer == issuer,
 			DynamicRegistration:      m.RegistrationEndpoint != "",
 			ClientIDMetadataDocument: m.CIMD,
@@ -218,7 +220,7 @@ func (r *run) authServer(ctx context.Context, issuer string) *AuthServerInfo {
 // 200 with a JSON object counts.
 func (r *run) getJSON(ctx context.Context, step, raw string) ([]byte, bool) {
 	res := r.res
-	ex := Exchange{Step: step, Method: http.MethodGet, URL: truncate(raw, 2048)}
+	ex := Exchange{Step: step, Method: http.MethodGet, URL: textcut.Cut(raw, 2048)}
 	if reason := checkTarget(raw); reason != "" {
 		ex.Error, ex.Detail = OutcomeBlocked, reason
 		res.Evidence = append(res.Evidence, ex)
@@ -230,7 +232,7 @@ func (r *run) getJSON(ctx context.Context, step, raw string) ([]byte, bool) {
 	ex.LatencyMs = r.p.sinceMs(start)
 	ex.Status, ex.ContentType, ex.Error = d.Status, d.ContentType, d.Class
 	if d.Err != nil {
-		ex.Detail = truncate(d.Err.Error(), 300)
+		ex.Detail = textcut.Cut(d.Err.Error(), 300)
 	}
 	res.Evidence = append(res.Evidence, ex)
 	if d.Status != http.StatusOK || d.Class != "" {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/cardcrawl/cardcrawl/internal/textcut"
 )
 
 // run is the state of one probe.
@@ -127,7 +129,7 @@ func (r *run) httpFailure(ctx context.Context, step string, rep reply) bool {
 	case rep.status == http.StatusTooManyRequests:
 		reason := step + " answered 429 Too Many Requests"
 		if ra := rep.header.Get("Retry-After"); ra != "" {
-			reason += "; Retry-After " + truncate(ra, 64)
+			reason += "; Retry-After " + textcut.Cut(ra, 64)
 		}
 		r.fail(OutcomeRateLimited, reason)
 	case rep.status == http.StatusUnauthorized || rep.status == http.StatusForbidden:
@@ -136,7 +138,7 @@ func (r *run) httpFailure(ctx context.Context, step string, rep reply) bool {
 	case rep.status >= 500:
 		r.fail(OutcomeHTTP5xx, fmt.Sprintf("%s answered %d %s", step, rep.status, http.StatusText(rep.status)))
 	case rep.status >= 300 && rep.status < 400:
-		r.fail(OutcomeNotMCP, fmt.Sprintf("%s answered %d redirect to %q, not followed", step, rep.status, truncate(rep.header.Get("Location"), 200)))
+		r.fail(OutcomeNotMCP, fmt.Sprintf("%s answered %d redirect to %q, not followed", step, rep.status, textcut.Cut(rep.header.Get("Location"), 200)))
 	default:
 		return false
 	}
@@ -147,7 +149,7 @@ func describeErr(rep reply) string {
 	if rep.err == nil {
 		return rep.class
 	}
-	return rep.class + ": " + truncate(rep.err.Error(), 300)
+	return rep.class + ": " + textcut.Cut(rep.err.Error(), 300)
 }
 
 // initResult is the part of an InitializeResult the probe keeps.
@@ -257,10 +259,10 @@ func (r *run) initialize(ctx context.Context, again bool) (sid, version string, 
 	res.Outcome, res.Partial = OutcomeOK, false
 	res.Reason = "initialize succeeded"
 	res.Transport, res.Era = TransportStreamable, Era2025
-	res.ProtocolVersion = truncate(*ir.ProtocolVersion, 64)
-	res.ServerName = truncate(ir.ServerInfo.Name, 200)
-	res.ServerVersion = truncate(ir.ServerInfo.Version, 100)
-	res.ServerTitle = truncate(ir.ServerInfo.Title, 200)
+	res.ProtocolVersion = textcut.Cut(*ir.ProtocolVersion, 64)
+	res.ServerName = textcut.Cut(ir.ServerInfo.Name, 200)
+	res.ServerVersion = textcut.Cut(ir.ServerInfo.Version, 100)
+	res.ServerTitle = textcut.Cut(ir.ServerInfo.Title, 200)
 	res.Capabilities = compactJSON(ir.Capabilities)
 	sid = rep.header.Get(headerSessionID)
 	res.SessionID = sid != ""
@@ -280,7 +282,7 @@ func replySummary(rep reply) string {
 		e = rep.errMsg.Error
 	}
 	if e != nil {
-		fmt.Fprintf(&b, " JSON-RPC error %d %q", e.Code, truncate(e.Message, 200))
+		fmt.Fprintf(&b, " JSON-RPC error %d %q", e.Code, textcut.Cut(e.Message, 200))
 		if s := e.supported(); len(s) > 0 {
 			fmt.Fprintf(&b, " (supported: %s)", strings.Join(s, ", "))
 		}
@@ -370,7 +372,7 @@ func (r *run) partial(step string, rep reply) {
 	if rep.status == http.StatusTooManyRequests {
 		r.rateLimited = true
 		if ra := rep.header.Get("Retry-After"); ra != "" {
-			r.res.Reason += "; Retry-After " + truncate(ra, 64)
+			r.res.Reason += "; Retry-After " + textcut.Cut(ra, 64)
 		}
 	}
 }
@@ -453,7 +455,7 @@ func (r *run) listTools(ctx context.Context, hdr http.Header, modern, mayRetry b
 			if len(names) >= r.p.opts.MaxToolNames {
 				break
 			}
-			names = append(names, truncate(t.Name, 128))
+			names = append(names, textcut.Cut(t.Name, 128))
 		}
 		next, more := parseCursor(tp.NextCursor, modern)
 		if !more {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cardcrawl/cardcrawl/internal/fetch"
+	"github.com/cardcrawl/cardcrawl/internal/textcut"
 )
 
 // legacyEventBytes bounds what is read while waiting for the endpoint event:
@@ -91,7 +92,7 @@ func (r *run) legacyGet(ctx context.Context) (out legacyOut) {
 		if out.class != "" {
 			ex.Error = out.class
 			if out.rep.err != nil {
-				ex.Detail = truncate(out.rep.err.Error(), 300)
+				ex.Detail = textcut.Cut(out.rep.err.Error(), 300)
 			}
 		}
 		p.log.LogAttrs(ctx, levelDebug, "probe exchange", attrsOf(ex)...)
@@ -169,6 +170,6 @@ func (r *run) legacyGet(ctx context.Context) (out legacyOut) {
 		out.rep.err = fmt.Errorf("endpoint event data is not a URL: %w", err)
 		return out
 	}
-	out.endpoint = truncate(base.ResolveReference(ref).String(), 2048)
+	out.endpoint = textcut.Cut(base.ResolveReference(ref).String(), 2048)
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+
+	"github.com/cardcrawl/cardcrawl/internal/textcut"
 )
 
 // discoverResult is the part of a 2026-07-28 DiscoverResult the probe keeps.
@@ -63,7 +65,7 @@ func (r *run) modern(ctx context.Context, rejected reply) {
 	info := &DiscoverInfo{
 		SupportedVersions: capStrings(dr.SupportedVersions, 20, 32),
 		Capabilities:      compactJSON(dr.Capabilities),
-		CacheScope:        truncate(dr.CacheScope, 32),
+		CacheScope:        textcut.Cut(dr.CacheScope, 32),
 		Instructions:      dr.Instructions != "",
 	}
 	if dr.TTLMs != nil {
@@ -77,7 +79,7 @@ func (r *run) modern(ctx context.Context, rejected reply) {
 	res.Transport, res.Era = TransportStreamable, EraModern
 	res.ProtocolVersion = ModernProtocolVersion
 	if !slices.Contains(dr.SupportedVersions, ModernProtocolVersion) && len(dr.SupportedVersions) > 0 {
-		res.ProtocolVersion = truncate(dr.SupportedVersions[0], 64)
+		res.ProtocolVersion = textcut.Cut(dr.SupportedVersions[0], 64)
 	}
 	res.Capabilities = info.Capabilities
 	r.serverInfoFromMeta(dr.Meta)
@@ -102,9 +104,9 @@ func (r *run) serverInfoFromMeta(meta map[string]json.RawMessage) {
 	if json.Unmarshal(raw, &si) != nil {
 		return
 	}
-	r.res.ServerName = truncate(si.Name, 200)
-	r.res.ServerVersion = truncate(si.Version, 100)
-	r.res.ServerTitle = truncate(si.Title, 200)
+	r.res.ServerName = textcut.Cut(si.Name, 200)
+	r.res.ServerVersion = textcut.Cut(si.Version, 100)
+	r.res.ServerTitle = textcut.Cut(si.Title, 200)
 }
 
 // capStrings bounds a server-supplied list.
@@ -117,7 +119,7 @@ func capStrings(in []string, n, each int) []string {
 		if len(out) == n {
 			break
 		}
-		out = append(out, truncate(s, each))
+		out = append(out, textcut.Cut(s, each))
 	}
 	return out
 }

@@ -277,7 +277,7 @@ func noteRPCError(ex *Exchange, e *rpcError) {
 	}
 	code := e.Code
 	ex.JSONRPCCode = &code
-	ex.JSONRPCMessage = truncate(e.Message, 300)
+	ex.JSONRPCMessage = textcut.Cut(e.Message, 300)
 	ex.SupportedVersions = e.supported()
 }
 
@@ -322,10 +322,6 @@ func findResponse(b []byte, id int) (*rpcMessage, error) {
 	}
 	return nil, nil
 }
-
-// truncate keeps s to at most n bytes, so hostile servers cannot bloat the
-// evidence.
-func truncate(s string, n int) string { return textcut.Cut(s, n) }
 
 // requestContext bounds one exchange when Options.Timeout asks for more
 // than the client's own bound.
