@@ -155,15 +155,33 @@ func (db *DB) pruneDocuments(ctx context.Context, cutoff string, dry bool) (n, s
 			return err
 		}
 		if !dry && n > 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE `+orphan); err != nil {
-				return err
-			}
-		}
-		if db.dialect == sqliteDialect {
-			_, err := tx.ExecContext(ctx, `DROP TABLE temp.prune_kept`)
-			return err
+			return deleteOrphanDocuments(ctx, tx, orphan)
 		}
 		return nil
 	})
+	if err == nil && db.dialect == sqliteDialect {
+		_, err = db.sql.ExecContext(ctx, `DROP TABLE IF EXISTS temp.prune_kept`)
+	}
 	return n, size, err
+}
+
+// deleteOrphanDocuments deletes the documents orphan selects, a range of
+// pruneRange hashes at a time: one DELETE of them all gathered every row
+// it was to delete first (1 million documents: 60 MB, 3 million: 109 MB).
+func deleteOrphanDocuments(ctx context.Context, tx *sql.Tx, orphan string) error {
+	for lo := ""; ; {
+		var hi sql.NullString
+		if err := tx.QueryRowContext(ctx, `SELECT MAX(sha256) FROM (SELECT sha256 FROM documents WHERE sha256 > ?
+			ORDER BY sha256 LIMIT ?) r`, lo, pruneRange).Scan(&hi); err != nil {
+			return err
+		}
+		if !hi.Valid {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE sha256 > ? AND sha256 <= ? AND `+orphan,
+			lo, hi.String); err != nil {
+			return err
+		}
+		lo = hi.String
+	}
 }
